@@ -1,0 +1,31 @@
+"""ggml_cy: the core of ggml as a Cython-compiled Python package.
+
+Three faces:
+  * numpy-style elementwise functions (``ggml_cy.add(a, b)``), multithreaded and exact;
+  * ggml's programming model: ``Context`` (a memory arena), ``Tensor`` (ne/nb strides,
+    views), a compute graph run on N threads;
+  * a GPU path through an nvcc-built CUDA library (``ggml_cy.cuda``).
+"""
+from ggml_cy._version import __version__
+from ggml_cy._core import (
+    Context,
+    Tensor,
+    ContextMemoryError,
+    GGMLType,
+    tensor_overhead,
+    object_overhead,
+    float32_to_bfloat16,
+    bfloat16_to_float32,
+)
+
+__all__ = [
+    "__version__",
+    "Context",
+    "Tensor",
+    "ContextMemoryError",
+    "GGMLType",
+    "tensor_overhead",
+    "object_overhead",
+    "float32_to_bfloat16",
+    "bfloat16_to_float32",
+]

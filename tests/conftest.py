@@ -1,0 +1,32 @@
+"""Shared pytest setup: the `gpu` marker and hypothesis profiles."""
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# CI gets a derandomized, bounded profile (numpy's conftest does the same).
+settings.register_profile("ci", derandomize=True, max_examples=60, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=120, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("GGML_CY_HYPOTHESIS_PROFILE", "ci"))
+
+
+def _cuda_available():
+    try:
+        import ggml_cy.cuda as gcuda
+    except ImportError:
+        return False
+    try:
+        return bool(gcuda.is_available())
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if _cuda_available():
+        return
+    skip = pytest.mark.skip(reason="no CUDA device (ggml_cy.cuda.is_available() is False)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
