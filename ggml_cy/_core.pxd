@@ -14,6 +14,7 @@
 #   `tensor_overhead()` = GGML_OBJECT_SIZE + GGML_TENSOR_SIZE is that fixed part.
 
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
+from cpython.buffer cimport Py_buffer
 
 cdef extern from "csrc/core_defs.h" nogil:
     # --- limits and sizes (ggml.h names) ---
@@ -112,3 +113,73 @@ cdef bint core_is_contiguous(const ggml_tensor * t) noexcept nogil
 # the kernels and the eager API use this to describe numpy arrays.
 cdef void core_init_header(ggml_tensor * t, int type, const int64_t * ne,
                            const int64_t * nb, void * data) noexcept nogil
+# Bytes spanned by the tensor's data (ggml_nbytes): 0 when any ne is 0, else
+# type_size + sum((ne[i]-1)*|nb[i]|).
+cdef int64_t core_nbytes(const ggml_tensor * t) noexcept nogil
+# ggml_set_name: copies at most GGML_MAX_NAME-1 bytes (cut at a UTF-8 character
+# boundary), always NUL terminated.
+cdef void core_set_name(ggml_tensor * t, const char * name) noexcept nogil
+
+# --- Python-facing wrappers (cdef classes, implemented in _core.pyx) ---------------------
+#
+# Lifetime rules: a Tensor holds a reference to its Context, and an array returned by
+# Tensor.numpy() holds the Tensor as its base, so the pool lives while any Tensor or array
+# lives. Context.reset() bumps `generation`; a Tensor made in an older generation raises
+# RuntimeError on use (its memory stays valid, its header may be reused).
+
+cdef class Context:
+    # The arena itself. mem_buffer is 16-byte aligned (64 for owned pools).
+    cdef ggml_context ctx
+    # Bumped by reset(); Tensor wrappers remember the value they were made in.
+    cdef readonly unsigned long long generation
+    # Owned pools: the pointer malloc/calloc returned (mem_buffer is aligned from it).
+    cdef void * _owned_raw
+    # External pools: the caller's buffer, held (PyObject_GetBuffer) until dealloc.
+    cdef Py_buffer _view
+    cdef bint _has_view
+    # Other contexts this one points into (cross-context views/sources): kept alive.
+    cdef list _deps
+    cdef object __weakref__
+
+    # Raises RuntimeError when the context was never initialised (subclass forgot
+    # super().__init__) ; returns 0.
+    cdef int check_ready(self) except -1
+    # Keeps `other` (a Context) alive as long as this context: call it when a tensor of
+    # this context points into another context's memory (view_src, src[i]).
+    cdef int keep_alive(self, Context other) except -1
+
+cdef class Tensor:
+    # The header inside owner's pool (never owned by the wrapper).
+    cdef ggml_tensor * t
+    cdef Context owner
+    # owner.generation at creation; a mismatch means owner was reset since.
+    cdef unsigned long long generation
+
+    # The live header, or NULL with RuntimeError set (stale after reset, or never made
+    # by a Context).
+    cdef ggml_tensor * ptr(self) except NULL
+
+# Creates a tensor header (plus data unless ctx is no_alloc) in ctx's pool with contiguous
+# strides. n_dims 1..4; ne[n_dims..3] are taken as 1. Raises ValueError (bad type, n_dims,
+# negative ne), OverflowError (sizes beyond 64 bits) or ContextMemoryError; returns NULL
+# only with a Python exception set. The header is zeroed: op NONE, no src, no name.
+cdef ggml_tensor * core_new_tensor(Context ctx, int type, int n_dims,
+                                   const int64_t * ne) except NULL
+# A view of `a` in ctx (ggml_view_impl): ne/nb describe the view, `offset` is bytes from
+# a's data. view_src resolves to a's base (never a view) with an absolute view_offs; data
+# = base data + view_offs (NULL while the base has none). Checks that every byte the
+# view can touch lies inside a's extent (ValueError naming the shapes otherwise). Sets
+# op = `op` and src[0] = a; op_params are left zero (callers fill them).
+cdef ggml_tensor * core_new_view(Context ctx, ggml_tensor * a, int n_dims,
+                                 const int64_t * ne, const int64_t * nb, int64_t offset,
+                                 int op) except NULL
+# ggml_view_tensor: a view with a's ne and nb, offset 0, op NONE (for in-place results).
+cdef ggml_tensor * core_view_tensor(Context ctx, ggml_tensor * a) except NULL
+# The Python wrapper of a tensor living in ctx's pool (a new wrapper each call; wrappers
+# compare equal when they wrap the same header in the same generation).
+cdef Tensor wrap_tensor(Context ctx, ggml_tensor * t)
+# Byte extent [lo, hi) that a tensor with these ne/nb can touch, relative to its data
+# (lo <= 0 only for negative strides); hi == lo == 0 when any ne is 0. Returns -1 on
+# overflow.
+cdef int core_extent(int type, const int64_t * ne, const int64_t * nb,
+                     int64_t * lo, int64_t * hi) noexcept nogil
