@@ -1,0 +1,90 @@
+"""Command line: python -m bench cpu|graph|gpu|all [--quick] [--threads N] [--json PATH] [--repeat K]
+
+Run it from the repository root (`cd /path/to/repo && python -m bench cpu`): `bench` is not
+installed by `pip install .`, only ggml_cy is. With an in-place build (tools/build.sh) the
+source tree's ggml_cy is used; with an unbuilt tree and an installed ggml_cy, the installed one.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import pathlib
+import socket
+import sys
+
+from bench import _env, _harness, _libs
+
+RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+SUITES = ("cpu", "graph", "gpu")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("suite", choices=SUITES + ("all",))
+    p.add_argument("--quick", action="store_true",
+                   help="fewer sizes and samples (a first look; cpu under 30 s)")
+    p.add_argument("--threads", type=int, default=_env.usable_cores(),
+                   help="threads for every library (default: usable cores, here %(default)s)")
+    p.add_argument("--json", metavar="PATH",
+                   help="where to write the results (default bench/results/SUITE-HOST.json; "
+                        "with 'all', one file holding every suite)")
+    p.add_argument("--repeat", type=int, metavar="K",
+                   help="minimum samples per library and case; the median is reported "
+                        "(default 7, 3 with --quick)")
+    p.add_argument("--smoke", action="store_true",
+                   help="tiny arrays, one sample: checks the harness runs (used by the tests)")
+    args = p.parse_args(argv)
+    if args.threads < 1:
+        p.error("--threads must be >= 1")
+    if args.repeat is not None and args.repeat < 1:
+        p.error("--repeat must be >= 1")
+    return args
+
+
+def default_json(suite, opts):
+    if opts.smoke:
+        return None  # smoke runs leave no file unless asked
+    host = "".join(c if c.isalnum() or c in "-_." else "_" for c in socket.gethostname())
+    suffix = "-quick" if opts.quick else ""
+    return str(RESULTS / f"{suite}-{host or 'local'}{suffix}.json")
+
+
+def run_suite(suite, opts, json_path, argv):
+    try:
+        module = importlib.import_module(f"bench.{suite}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"bench.{suite}":
+            raise
+        print(f"bench {suite}: bench/{suite}.py is not there yet; skipped", file=sys.stderr)
+        return None
+    return module.run(opts, json_path, argv=argv)
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    opts = _harness.Options.make(args.threads, args.repeat, args.quick, args.smoke)
+    try:
+        if args.suite != "all":
+            run_suite(args.suite, opts, args.json or default_json(args.suite, opts), argv)
+            return 0
+        docs = {}
+        for suite in SUITES:
+            path = None if args.json else default_json(suite, opts)
+            docs[suite] = run_suite(suite, opts, path, argv)
+            print(file=sys.stdout, flush=True)
+        if args.json:
+            os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+            with open(args.json, "w") as f:
+                json.dump(docs, f, indent=1, default=str)
+            print(f"results of every suite written to {args.json}")
+        return 0
+    except _libs.GgmlCyMissing as exc:
+        print(f"python -m bench: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
