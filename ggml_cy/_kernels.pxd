@@ -75,6 +75,22 @@ cdef extern from "csrc/ops_defs.h" nogil:
         GGML_OP_MUL_MAT
         GGML_OP_COUNT
 
+cdef extern from "csrc/kernels_elem.h" nogil:
+    enum:
+        # Extra bit in compute_parallel's/compute_forward's result: an integer power had
+        # a negative exponent (numpy raises ValueError "Integers to negative integer
+        # powers are not allowed."); those elements are 0.
+        KERN_STATUS_NEG_INT_POWER
+        # op_params slots: float32 params in slots 0-1 (ggml's layout); when
+        # op_params[KERN_PARAM_F64_FLAG_SLOT] == 1, exact float64 copies start at slot
+        # KERN_PARAM_F64_SLOT (two slots each). Write them with kernel_set_params.
+        KERN_PARAM_F64_SLOT
+        KERN_PARAM_F64_FLAG_SLOT
+
+# Stores up to two parameters of an elementwise op (LEAKY_RELU slope, CLAMP min/max,
+# SCALE s, ELU alpha) into t.op_params: as float32 (ggml's slots) and as exact float64.
+cdef void kernel_set_params(ggml_tensor * t, int n, const double * values) noexcept nogil
+
 # Name of an op ("ADD", "SUB", ...; ggml's GGML_OP_NAME table), "?" when out of range.
 cdef const char * op_name(int op) noexcept nogil
 

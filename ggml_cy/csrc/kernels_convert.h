@@ -1,0 +1,223 @@
+/* ggml_cy CPU kernels: element conversions (float16, bfloat16) and memory helpers
+ * (non-temporal streaming) that Cython cannot express well.
+ *
+ * float16 follows numpy bit for bit: round to nearest even, overflow to inf raising
+ * FE_OVERFLOW, NaN payload kept (top bits). With F16C (x86 -mf16c, implied by
+ * -march=native on any AVX2 CPU) the hardware converts 8 lanes at a time; without it a
+ * portable integer routine gives the same bits. float64 -> float16 rounds once, directly
+ * from double (numpy's npy_double_to_half); going through float would round twice.
+ *
+ * bfloat16 is a storage type: float32's upper half, rounded to nearest even by integer
+ * arithmetic; NaN stays a quiet NaN of the same sign. */
+#ifndef GGML_CY_KERNELS_CONVERT_H
+#define GGML_CY_KERNELS_CONVERT_H
+
+#include <stdint.h>
+#include <string.h>
+#include <fenv.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+static inline uint32_t kern_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float kern_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint64_t kern_f64_bits(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
+
+/* Raise a floating-point exception flag the way numpy's npy_set_floatstatus_* do. */
+static inline void kern_raise(int flags) { feraiseexcept(flags); }
+
+/* ---------------------------------------------------------------- float16, portable */
+static inline float kern_h2f_soft(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t man = h & 0x3ffu;
+    if (exp == 0x1fu)                      /* inf / NaN: payload kept, as numpy does */
+        return kern_bits_f32(sign | 0x7f800000u | (man << 13));
+    if (exp == 0) {
+        if (man == 0) return kern_bits_f32(sign);
+        /* subnormal half: value man * 2^-24, exact in float */
+        float v = (float)man * 5.9604644775390625e-08f;
+        return sign ? -v : v;
+    }
+    return kern_bits_f32(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+/* Round the magnitude bits of a float (sign removed) to half, nearest even. */
+static inline uint16_t kern_f2h_soft(float f) {
+    uint32_t u = kern_f32_bits(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u) {                /* inf or NaN */
+        if (a == 0x7f800000u) return sign | 0x7c00u;
+        uint16_t r = (uint16_t)(0x7c00u | ((a >> 13) & 0x3ffu));
+        if ((r & 0x3ffu) == 0) r |= 1;     /* keep it a NaN */
+        return sign | r;
+    }
+    if (a >= 0x477ff000u) {                /* rounds to >= 65520: overflow */
+        kern_raise(FE_OVERFLOW | FE_INEXACT);
+        return sign | 0x7c00u;
+    }
+    if (a < 0x38800000u) {                 /* below the smallest normal half (2^-14) */
+        if (a < 0x33000000u) {             /* < 2^-25: rounds to zero (2^-25 ties to 0) */
+            if (a) kern_raise(FE_UNDERFLOW | FE_INEXACT);
+            return sign;
+        }
+        uint32_t e = a >> 23;
+        uint32_t m = (a & 0x7fffffu) | 0x800000u;
+        uint32_t shift = 126u - e;         /* 14..24 bits to drop (value m*2^(e-150)) */
+        uint32_t q = m >> shift;
+        uint32_t rem = m & ((1u << shift) - 1u);
+        uint32_t halfway = 1u << (shift - 1u);
+        if (rem > halfway || (rem == halfway && (q & 1u))) q += 1u;
+        if (rem) kern_raise(FE_UNDERFLOW | FE_INEXACT);
+        return sign | (uint16_t)q;
+    }
+    /* normal: rebias exponent, round 13 dropped bits to nearest even */
+    uint32_t r = a - 0x38000000u;          /* exponent - 112 */
+    uint32_t lsb = (r >> 13) & 1u;
+    r += 0xfffu + lsb;
+    return sign | (uint16_t)(r >> 13);
+}
+
+/* float64 -> float16 with one rounding (numpy's npy_double_to_half). */
+static inline uint16_t kern_d2h(double d) {
+    uint64_t u = kern_f64_bits(d);
+    uint16_t sign = (uint16_t)((u >> 48) & 0x8000u);
+    uint64_t a = u & 0x7fffffffffffffffull;
+    if (a >= 0x7ff0000000000000ull) {
+        if (a == 0x7ff0000000000000ull) return sign | 0x7c00u;
+        uint16_t r = (uint16_t)(0x7c00u | ((a >> 42) & 0x3ffu));
+        if ((r & 0x3ffu) == 0) r |= 1;
+        return sign | r;
+    }
+    if (a >= 0x40effe0000000000ull) {      /* >= 65520 */
+        kern_raise(FE_OVERFLOW | FE_INEXACT);
+        return sign | 0x7c00u;
+    }
+    if (a < 0x3f10000000000000ull) {       /* < 2^-14: subnormal half or zero */
+        if (a < 0x3e60000000000000ull) {   /* < 2^-25 */
+            if (a) kern_raise(FE_UNDERFLOW | FE_INEXACT);
+            return sign;
+        }
+        uint64_t e = a >> 52;
+        uint64_t m = (a & 0xfffffffffffffull) | 0x10000000000000ull;
+        uint64_t shift = 1051u - e;        /* value m*2^(e-1075), half ulp 2^-24 */
+        uint64_t q = m >> shift;
+        uint64_t rem = m & ((1ull << shift) - 1u);
+        uint64_t halfway = 1ull << (shift - 1u);
+        if (rem > halfway || (rem == halfway && (q & 1u))) q += 1u;
+        if (rem) kern_raise(FE_UNDERFLOW | FE_INEXACT);
+        return sign | (uint16_t)q;
+    }
+    uint64_t r = a - 0x3f00000000000000ull; /* exponent - (1023-15) */
+    uint64_t lsb = (r >> 42) & 1u;
+    r += 0x1ffffffffffull + lsb;
+    return sign | (uint16_t)(r >> 42);
+}
+
+/* ---------------------------------------------------------------- float16, F16C */
+#if defined(__F16C__)
+static inline float kern_h2f(uint16_t h) { return _cvtsh_ss(h); }
+static inline uint16_t kern_f2h(float f) { return (uint16_t)_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
+#define KERN_HAVE_F16C 1
+#else
+static inline float kern_h2f(uint16_t h) { return kern_h2f_soft(h); }
+static inline uint16_t kern_f2h(float f) { return kern_f2h_soft(f); }
+#define KERN_HAVE_F16C 0
+#endif
+
+/* Contiguous rows. */
+static inline void kern_h2f_row(const uint16_t * src, float * dst, int64_t n) {
+    int64_t i = 0;
+#if defined(__F16C__) && defined(__AVX__)
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
+#endif
+    for (; i < n; i++) dst[i] = kern_h2f(src[i]);
+}
+
+static inline void kern_f2h_row(const float * src, uint16_t * dst, int64_t n) {
+    int64_t i = 0;
+#if defined(__F16C__) && defined(__AVX__)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+    for (; i < n; i++) dst[i] = kern_f2h(src[i]);
+}
+
+/* Same, with non-temporal stores for the 16-byte aligned body (outputs beyond the caches). */
+static inline void kern_f2h_row_nt(const float * src, uint16_t * dst, int64_t n) {
+    int64_t i = 0;
+#if defined(__F16C__) && defined(__AVX__)
+    if (((uintptr_t)dst & 1u) == 0) {
+        for (; i < n && ((uintptr_t)(dst + i) & 15u); i++) dst[i] = kern_f2h(src[i]);
+        for (; i + 8 <= n; i += 8)
+            _mm_stream_si128((__m128i *)(dst + i),
+                             _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+    }
+#endif
+    for (; i < n; i++) dst[i] = kern_f2h(src[i]);
+}
+
+/* ---------------------------------------------------------------- bfloat16 */
+static inline float kern_bf2f(uint16_t h) { return kern_bits_f32((uint32_t)h << 16); }
+
+static inline uint16_t kern_f2bf(float f) {
+    uint32_t u = kern_f32_bits(f);
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    uint32_t nan = (u >> 16) | 0x40u;      /* quiet NaN, sign and top payload kept */
+    return (uint16_t)(((u & 0x7fffffffu) > 0x7f800000u) ? nan : rounded);
+}
+
+/* float64 -> bfloat16 with one rounding: round to odd into float, then to nearest even. */
+static inline uint16_t kern_d2bf(double d) {
+    float f = (float)d;
+    uint32_t u = kern_f32_bits(f);
+    if (d == d && (double)f != d && (u & 0x7fffffffu) != 0x7f800000u) {
+        if (__builtin_fabs((double)f) > __builtin_fabs(d)) u -= 1u;  /* toward zero */
+        u |= 1u;                                                      /* sticky bit */
+    }
+    return kern_f2bf(kern_bits_f32(u));
+}
+
+static inline void kern_bf2f_row(const uint16_t * src, float * dst, int64_t n) {
+    uint32_t * d = (uint32_t *)dst;
+    for (int64_t i = 0; i < n; i++) d[i] = (uint32_t)src[i] << 16;
+}
+
+static inline void kern_f2bf_row(const float * src, uint16_t * dst, int64_t n) {
+    const uint32_t * s = (const uint32_t *)src;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u = s[i];
+        uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        uint32_t nan = (u >> 16) | 0x40u;
+        dst[i] = (uint16_t)(((u & 0x7fffffffu) > 0x7f800000u) ? nan : rounded);
+    }
+}
+
+/* ---------------------------------------------------------------- streaming stores */
+/* Copies nbytes with non-temporal stores for the 32-byte aligned body: the written lines
+ * bypass the caches (no read-for-ownership), which is what lifts a large elementwise
+ * op from ~2/3 of the memory bandwidth towards the STREAM figure. */
+static inline void kern_stream_copy(char * dst, const char * src, int64_t nbytes) {
+#if defined(__AVX__)
+    int64_t head = (int64_t)((32u - ((uintptr_t)dst & 31u)) & 31u);
+    if (head > nbytes) head = nbytes;
+    memcpy(dst, src, (size_t)head);
+    int64_t i = head;
+    for (; i + 32 <= nbytes; i += 32)
+        _mm256_stream_si256((__m256i *)(dst + i), _mm256_loadu_si256((const __m256i *)(src + i)));
+    memcpy(dst + i, src + i, (size_t)(nbytes - i));
+#else
+    memcpy(dst, src, (size_t)nbytes);
+#endif
+}
+
+static inline void kern_sfence(void) {
+#if defined(__SSE__)
+    _mm_sfence();
+#endif
+}
+
+#endif

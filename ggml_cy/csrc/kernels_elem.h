@@ -1,0 +1,246 @@
+/* ggml_cy CPU kernels: one scalar function per (op, compute type), numpy-exact.
+ *
+ * The row loops generated from _kernels.pyx.tp call these; every one is a small static
+ * inline function, so gcc inlines it and if-converts the branchless ones into vector
+ * blends (the loops stay free of function pointers). Names: kern_<op>_<type> with type
+ * f32 f64 i8 i16 i32 i64 u8 b (bool, one byte 0/1).
+ *
+ * Where numpy's answer is subtle the function follows numpy's own C loops:
+ *  - maximum/minimum: the first operand wins when it is NaN, else the larger (smaller)
+ *    one, the SECOND one on ties, so maximum(+0, -0) = -0 (numpy's AVX2 loop, measured);
+ *  - fmax/fmin: NaN ignored, ties give the second operand (measured);
+ *  - floor_divide/remainder on floats: numpy's npy_divmod (fmod, sign fix-up, quotient
+ *    snapped to an integer), flags raised like npy_floor_divide;
+ *  - integer //, %, fmod by zero: 0 and FE_DIVBYZERO; MIN // -1: MIN and FE_OVERFLOW;
+ *  - sign(NaN) = NaN (same bits), sign(-0.0) = +0.0;
+ *  - integer +, -, *, negative, abs, square wrap around (computed unsigned: no C UB).
+ * Comparisons inside helpers use the quiet forms (isless, ...) so that a NaN operand
+ * raises no FE_INVALID where numpy raises none. */
+#ifndef GGML_CY_KERNELS_ELEM_H
+#define GGML_CY_KERNELS_ELEM_H
+
+#include <math.h>
+#include <stdint.h>
+#include <fenv.h>
+#include "kernels_convert.h"
+
+/* Extra status bit (beyond the FE_* flags) returned by compute_parallel: an integer
+ * power had a negative exponent (numpy raises ValueError). */
+#define KERN_STATUS_NEG_INT_POWER 0x10000
+
+/* op_params layout read by the elementwise kernels. Slots 0 and 1 hold up to two float32
+ * parameters (ggml's layout: LEAKY_RELU [slope], CLAMP [min, max], SCALE [s]); when slot
+ * KERN_PARAM_F64_FLAG_SLOT is 1 the same parameters are also stored exactly as float64
+ * (slots 4-5 and 6-7), which float64 and integer kernels then use. ELU: alpha is the
+ * float64 parameter when present, else 1 (ggml's elu). */
+#define KERN_PARAM_F64_SLOT 4
+#define KERN_PARAM_F64_FLAG_SLOT 8
+
+/* ------------------------------------------------------------------ floats */
+#define KERN_DEF_FLOAT(tn, T, SFX)                                                        \
+static inline T kern_add_##tn(T x, T y) { return x + y; }                               \
+static inline T kern_sub_##tn(T x, T y) { return x - y; }                               \
+static inline T kern_mul_##tn(T x, T y) { return x * y; }                               \
+static inline T kern_div_##tn(T x, T y) { return x / y; }                               \
+static inline T kern_divmod_##tn(T a, T b, T * modulus) {                               \
+    T mod = fmod##SFX(a, b);                                                            \
+    T div = (a - mod) / b;                                                              \
+    if (mod) {                                                                          \
+        if (isless(b, (T)0) != isless(mod, (T)0)) { mod += b; div -= (T)1; }            \
+    } else {                                                                            \
+        mod = copysign##SFX((T)0, b);                                                   \
+    }                                                                                   \
+    T floordiv;                                                                         \
+    if (div) {                                                                          \
+        floordiv = floor##SFX(div);                                                     \
+        if (isgreater(div - floordiv, (T)0.5)) floordiv += (T)1;                        \
+    } else {                                                                            \
+        floordiv = copysign##SFX((T)0, a / b);                                          \
+    }                                                                                   \
+    *modulus = mod;                                                                     \
+    return floordiv;                                                                    \
+}                                                                                       \
+static inline T kern_floordiv_##tn(T a, T b) {                                          \
+    if (__builtin_expect(b == 0, 0)) {                                                  \
+        T div = a / b;                                                                  \
+        if (a == 0 || isnan(a)) kern_raise(FE_INVALID); else kern_raise(FE_DIVBYZERO);  \
+        return div;                                                                     \
+    }                                                                                   \
+    T mod;                                                                              \
+    return kern_divmod_##tn(a, b, &mod);                                                \
+}                                                                                       \
+static inline T kern_mod_##tn(T a, T b) {                                               \
+    if (__builtin_expect(b == 0, 0)) return fmod##SFX(a, b);                            \
+    T mod;                                                                              \
+    kern_divmod_##tn(a, b, &mod);                                                       \
+    return mod;                                                                         \
+}                                                                                       \
+static inline T kern_fmod_##tn(T x, T y) { return fmod##SFX(x, y); }                   \
+static inline T kern_max_##tn(T x, T y) { return (x > y || x != x) ? x : y; }           \
+static inline T kern_min_##tn(T x, T y) { return (x < y || x != x) ? x : y; }           \
+static inline T kern_fmax_##tn(T x, T y) { return (x > y || y != y) ? x : y; }          \
+static inline T kern_fmin_##tn(T x, T y) { return (x < y || y != y) ? x : y; }          \
+static inline T kern_pow_##tn(T x, T y, int * status) { (void)status; return pow##SFX(x, y); } \
+static inline T kern_prelu_##tn(T x, T s) { return x > 0 ? x : s * x; }                 \
+static inline T kern_neg_##tn(T x) { return -x; }                                       \
+static inline T kern_abs_##tn(T x) { return fabs##SFX(x); }                             \
+static inline T kern_sgn_##tn(T x) {                                                    \
+    return x > 0 ? (T)1 : (x < 0 ? (T)-1 : (x == 0 ? (T)0 : x));                        \
+}                                                                                       \
+static inline T kern_sqr_##tn(T x) { return x * x; }                                    \
+static inline T kern_sqrt_##tn(T x) { return sqrt##SFX(x); }                            \
+static inline T kern_exp_##tn(T x) { return exp##SFX(x); }                              \
+static inline T kern_expm1_##tn(T x) { return expm1##SFX(x); }                          \
+static inline T kern_log_##tn(T x) { return log##SFX(x); }                              \
+static inline T kern_log1p_##tn(T x) { return log1p##SFX(x); }                          \
+static inline T kern_sin_##tn(T x) { return sin##SFX(x); }                              \
+static inline T kern_cos_##tn(T x) { return cos##SFX(x); }                              \
+static inline T kern_tanh_##tn(T x) { return tanh##SFX(x); }                            \
+static inline T kern_floor_##tn(T x) { return floor##SFX(x); }                          \
+static inline T kern_ceil_##tn(T x) { return ceil##SFX(x); }                            \
+static inline T kern_round_##tn(T x) { return rint##SFX(x); }                           \
+static inline T kern_trunc_##tn(T x) { return trunc##SFX(x); }                          \
+/* ggml's activations, with ggml's constants */                                         \
+static inline T kern_relu_##tn(T x) { return x > 0 ? x : (T)0; }                        \
+static inline T kern_leaky_relu_##tn(T x, T slope) {                                    \
+    return (x > 0 ? x : (T)0) + slope * (x < 0 ? x : (T)0);                             \
+}                                                                                       \
+static inline T kern_elu_##tn(T x, T alpha) { return x > 0 ? x : alpha * expm1##SFX(x); } \
+static inline T kern_sigmoid_##tn(T x) { return (T)1 / ((T)1 + exp##SFX(-x)); }         \
+static inline T kern_silu_##tn(T x) { return x / ((T)1 + exp##SFX(-x)); }               \
+static inline T kern_gelu_##tn(T x) {                                                   \
+    return (T)0.5 * x * ((T)1 + tanh##SFX((T)0.79788456080286535587989211986876 * x *   \
+                                         ((T)1 + (T)0.044715 * x * x)));                \
+}                                                                                       \
+static inline T kern_gelu_erf_##tn(T x) {                                               \
+    return (T)0.5 * x * ((T)1 + erf##SFX(x * (T)0.70710678118654752440084436210484));   \
+}                                                                                       \
+static inline T kern_gelu_quick_##tn(T x) { return x * ((T)1 / ((T)1 + exp##SFX((T)-1.702 * x))); } \
+static inline T kern_hardsigmoid_##tn(T x) {                                            \
+    T t = (x + (T)3) / (T)6;                                                            \
+    t = t > 0 ? t : (T)0;                                                               \
+    return t < 1 ? t : (T)1;                                                            \
+}                                                                                       \
+static inline T kern_hardswish_##tn(T x) { return x * kern_hardsigmoid_##tn(x); }       \
+static inline T kern_softplus_##tn(T x) { return x > (T)20 ? x : log1p##SFX(exp##SFX(x)); } \
+static inline T kern_step_##tn(T x) { return x > 0 ? (T)1 : (T)0; }                     \
+/* numpy's clip: minimum(maximum(x, lo), hi), NaN propagating */                        \
+static inline T kern_clamp_##tn(T x, T lo, T hi) { return kern_min_##tn(kern_max_##tn(x, lo), hi); } \
+static inline T kern_scale_##tn(T x, T s) { return x * s; }
+
+KERN_DEF_FLOAT(f32, float, f)
+KERN_DEF_FLOAT(f64, double, )
+
+/* ------------------------------------------------------------------ integers */
+/* UT: the unsigned type used for wrapping arithmetic (int for the narrow types, where C
+ * promotion already avoids overflow). */
+#define KERN_DEF_INT_COMMON(tn, T, UT)                                                    \
+static inline T kern_add_##tn(T x, T y) { return (T)((UT)x + (UT)y); }                  \
+static inline T kern_sub_##tn(T x, T y) { return (T)((UT)x - (UT)y); }                  \
+static inline T kern_mul_##tn(T x, T y) { return (T)((UT)x * (UT)y); }                  \
+static inline T kern_max_##tn(T x, T y) { return x > y ? x : y; }                       \
+static inline T kern_min_##tn(T x, T y) { return x < y ? x : y; }                       \
+static inline T kern_fmax_##tn(T x, T y) { return x > y ? x : y; }                      \
+static inline T kern_fmin_##tn(T x, T y) { return x < y ? x : y; }                      \
+static inline T kern_pow_##tn(T x, T y, int * status) {                                 \
+    if (y < 0) { *status |= KERN_STATUS_NEG_INT_POWER; return 0; }                      \
+    UT base = (UT)x, out = 1;                                                           \
+    while (y) {                                                                         \
+        if (y & 1) out = (UT)(out * base);                                              \
+        base = (UT)(base * base);                                                       \
+        y = (T)(y >> 1);                                                                \
+    }                                                                                   \
+    return (T)out;                                                                      \
+}                                                                                       \
+static inline T kern_neg_##tn(T x) { return (T)((UT)0 - (UT)x); }                       \
+static inline T kern_sqr_##tn(T x) { return (T)((UT)x * (UT)x); }                       \
+static inline T kern_floor_##tn(T x) { return x; }                                      \
+static inline T kern_ceil_##tn(T x) { return x; }                                       \
+static inline T kern_round_##tn(T x) { return x; }                                      \
+static inline T kern_trunc_##tn(T x) { return x; }                                      \
+static inline T kern_relu_##tn(T x) { return x > 0 ? x : (T)0; }                        \
+static inline T kern_clamp_##tn(T x, T lo, T hi) { T t = x > lo ? x : lo; return t < hi ? t : hi; }
+
+#define KERN_DEF_SIGNED(tn, T, UT, TMIN)                                                  \
+KERN_DEF_INT_COMMON(tn, T, UT)                                                          \
+static inline T kern_floordiv_##tn(T a, T b) {                                          \
+    if (__builtin_expect(b == 0, 0)) { kern_raise(FE_DIVBYZERO); return 0; }            \
+    if (__builtin_expect(b == -1 && a == TMIN, 0)) { kern_raise(FE_OVERFLOW); return TMIN; } \
+    T q = (T)(a / b);                                                                   \
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q = (T)(q - 1);                           \
+    return q;                                                                           \
+}                                                                                       \
+static inline T kern_mod_##tn(T a, T b) {                                               \
+    if (__builtin_expect(b == 0, 0)) { kern_raise(FE_DIVBYZERO); return 0; }            \
+    if (__builtin_expect(b == -1, 0)) return 0;                                         \
+    T r = (T)(a % b);                                                                   \
+    if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);                                 \
+    return r;                                                                           \
+}                                                                                       \
+static inline T kern_fmod_##tn(T a, T b) {                                              \
+    if (__builtin_expect(b == 0, 0)) { kern_raise(FE_DIVBYZERO); return 0; }            \
+    if (__builtin_expect(b == -1, 0)) return 0;                                         \
+    return (T)(a % b);                                                                  \
+}                                                                                       \
+static inline T kern_prelu_##tn(T x, T s) { return x > 0 ? x : (T)((UT)s * (UT)x); }    \
+static inline T kern_abs_##tn(T x) { return x < 0 ? (T)((UT)0 - (UT)x) : x; }           \
+static inline T kern_sgn_##tn(T x) { return (T)((x > 0) - (x < 0)); }
+
+KERN_DEF_SIGNED(i8, int8_t, int, INT8_MIN)
+KERN_DEF_SIGNED(i16, int16_t, int, INT16_MIN)
+KERN_DEF_SIGNED(i32, int32_t, uint32_t, INT32_MIN)
+KERN_DEF_SIGNED(i64, int64_t, uint64_t, INT64_MIN)
+
+KERN_DEF_INT_COMMON(u8, uint8_t, unsigned)
+static inline uint8_t kern_floordiv_u8(uint8_t a, uint8_t b) {
+    if (__builtin_expect(b == 0, 0)) { kern_raise(FE_DIVBYZERO); return 0; }
+    return (uint8_t)(a / b);
+}
+static inline uint8_t kern_mod_u8(uint8_t a, uint8_t b) {
+    if (__builtin_expect(b == 0, 0)) { kern_raise(FE_DIVBYZERO); return 0; }
+    return (uint8_t)(a % b);
+}
+static inline uint8_t kern_fmod_u8(uint8_t a, uint8_t b) { return kern_mod_u8(a, b); }
+static inline uint8_t kern_abs_u8(uint8_t x) { return x; }
+static inline uint8_t kern_sgn_u8(uint8_t x) { return x > 0; }
+
+/* ------------------------------------------------------------------ bool (numpy ??->?) */
+static inline uint8_t kern_add_b(uint8_t x, uint8_t y) { return (x != 0) | (y != 0); }
+static inline uint8_t kern_mul_b(uint8_t x, uint8_t y) { return (x != 0) & (y != 0); }
+static inline uint8_t kern_max_b(uint8_t x, uint8_t y) { return (x != 0) | (y != 0); }
+static inline uint8_t kern_min_b(uint8_t x, uint8_t y) { return (x != 0) & (y != 0); }
+static inline uint8_t kern_fmax_b(uint8_t x, uint8_t y) { return (x != 0) | (y != 0); }
+static inline uint8_t kern_fmin_b(uint8_t x, uint8_t y) { return (x != 0) & (y != 0); }
+static inline uint8_t kern_abs_b(uint8_t x) { return x != 0; }
+static inline uint8_t kern_floor_b(uint8_t x) { return x != 0; }
+static inline uint8_t kern_ceil_b(uint8_t x) { return x != 0; }
+static inline uint8_t kern_trunc_b(uint8_t x) { return x != 0; }
+
+/* ------------------------------------------------------------------ any type -> bool */
+#define KERN_DEF_LOGIC(tn, T)                                                             \
+static inline uint8_t kern_land_##tn(T x, T y) { return (x != 0) & (y != 0); }          \
+static inline uint8_t kern_lor_##tn(T x, T y) { return (x != 0) | (y != 0); }           \
+static inline uint8_t kern_lxor_##tn(T x, T y) { return (x != 0) ^ (y != 0); }          \
+static inline uint8_t kern_lnot_##tn(T x) { return x == 0; }                            \
+static inline uint8_t kern_eq_##tn(T x, T y) { return x == y; }                         \
+static inline uint8_t kern_ne_##tn(T x, T y) { return x != y; }                         \
+static inline uint8_t kern_gt_##tn(T x, T y) { return x > y; }                          \
+static inline uint8_t kern_ge_##tn(T x, T y) { return x >= y; }                         \
+static inline uint8_t kern_lt_##tn(T x, T y) { return x < y; }                          \
+static inline uint8_t kern_le_##tn(T x, T y) { return x <= y; }
+
+KERN_DEF_LOGIC(f32, float)
+KERN_DEF_LOGIC(f64, double)
+KERN_DEF_LOGIC(i8, int8_t)
+KERN_DEF_LOGIC(i16, int16_t)
+KERN_DEF_LOGIC(i32, int32_t)
+KERN_DEF_LOGIC(i64, int64_t)
+KERN_DEF_LOGIC(u8, uint8_t)
+KERN_DEF_LOGIC(b, uint8_t)
+
+/* ------------------------------------------------------------------ FP exception flags */
+#define KERN_FE_ALL (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW)
+static inline void kern_fe_clear(void) { feclearexcept(FE_ALL_EXCEPT); }
+static inline int kern_fe_test(void) { return fetestexcept(KERN_FE_ALL); }
+
+#endif
