@@ -10,13 +10,10 @@ import argparse
 import importlib
 import json
 import os
-import pathlib
-import socket
 import sys
 
 from bench import _env, _harness, _libs
 
-RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 SUITES = ("cpu", "graph", "gpu")
 
 
@@ -28,8 +25,9 @@ def parse_args(argv):
     p.add_argument("--threads", type=int, default=_env.usable_cores(),
                    help="threads for every library (default: usable cores, here %(default)s)")
     p.add_argument("--json", metavar="PATH",
-                   help="where to write the results (default bench/results/SUITE-HOST.json; "
-                        "with 'all', one file holding every suite)")
+                   help="where to write the results (default bench/results/SUITE-HOST.json, "
+                        "-quick.json with --quick; with 'all', each suite's default plus one "
+                        "file holding every suite at PATH)")
     p.add_argument("--repeat", type=int, metavar="K",
                    help="minimum samples per library and case; the median is reported "
                         "(default 7, 3 with --quick)")
@@ -43,15 +41,9 @@ def parse_args(argv):
     return args
 
 
-def default_json(suite, opts):
-    if opts.smoke:
-        return None  # smoke runs leave no file unless asked
-    host = "".join(c if c.isalnum() or c in "-_." else "_" for c in socket.gethostname())
-    suffix = "-quick" if opts.quick else ""
-    return str(RESULTS / f"{suite}-{host or 'local'}{suffix}.json")
-
-
 def run_suite(suite, opts, json_path, argv):
+    """Run bench/SUITE.py's run(opts, json_path, argv); json_path None: the suite's default
+    (bench/results/SUITE-HOST.json, see _report.default_json_path)."""
     try:
         module = importlib.import_module(f"bench.{suite}")
     except ModuleNotFoundError as exc:
@@ -68,12 +60,11 @@ def main(argv=None):
     opts = _harness.Options.make(args.threads, args.repeat, args.quick, args.smoke)
     try:
         if args.suite != "all":
-            run_suite(args.suite, opts, args.json or default_json(args.suite, opts), argv)
+            run_suite(args.suite, opts, args.json, argv)
             return 0
         docs = {}
         for suite in SUITES:
-            path = None if args.json else default_json(suite, opts)
-            docs[suite] = run_suite(suite, opts, path, argv)
+            docs[suite] = run_suite(suite, opts, None, argv)
             print(file=sys.stdout, flush=True)
         if args.json:
             os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)

@@ -44,10 +44,14 @@ class Options:
     warmup: int = 1               # the calibration call warms up once more
     quick: bool = False          # fewer sizes and samples: a first look in < 30 s
     smoke: bool = False          # tiny arrays and one sample: exercises the code (tests, CI)
-    progress: object = sys.stderr  # where per-case progress lines go (None: silent)
+    progress: object = "stderr"  # where progress lines go: a stream, "stderr" (sys.stderr
+    #                              when printing, so redirection works), or None (silent)
+
+    def progress_stream(self):
+        return sys.stderr if self.progress == "stderr" else self.progress
 
     @classmethod
-    def make(cls, threads, repeat=None, quick=False, smoke=False, progress=sys.stderr):
+    def make(cls, threads, repeat=None, quick=False, smoke=False, progress="stderr"):
         if smoke:
             return cls(threads=threads, repeat=repeat or 1, budget_s=0.0, min_sample_s=0.0,
                        max_samples=1, warmup=1, quick=True, smoke=True, progress=progress)
@@ -344,11 +348,12 @@ def run_cases(cases, opts, summarize=None):
     for i, case in enumerate(cases, 1):
         res = measure(case, opts)
         results.append(res)
-        if opts.progress is not None:
+        stream = opts.progress_stream()
+        if stream is not None:
             line = summarize(res) if summarize else _default_progress(res)
             elapsed = time.perf_counter() - t_start
             print(f"[{i:3d}/{len(cases)} {elapsed:6.1f}s] {case.name}: {line}",
-                  file=opts.progress, flush=True)
+                  file=stream, flush=True)
     return results
 
 

@@ -55,8 +55,8 @@ def load_ggml_cy():
             sys.path[:] = saved
             _purge("ggml_cy")
         raise GgmlCyMissing(
-            f"ggml_cy imported from the source tree ({REPO / 'ggml_cy'}) has no compiled "
-            f"modules:\n    {type(error).__name__}: {error}\n"
+            f"ggml_cy imported from the source tree ({REPO / 'ggml_cy'}) is not built "
+            f"(or only partly):\n    {type(error).__name__}: {error}\n"
             "Build it in place first, from the repository root:\n"
             "    tools/build.sh            (or: python setup.py build_ext --inplace)\n"
             "or install it (pip install .) and run `python -m bench ...` from the repository "

@@ -3,9 +3,24 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
+import socket
+
+RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 
 LIB_CELL = 17   # "  1.23 ms  25.1" : time, then GB/s (or GFLOP/s)
 CASE_COL = 34
+
+
+def default_json_path(suite, opts, tag=None):
+    """bench/results/SUITE-TAG[-quick].json, TAG = the host name (or 'local'); a GPU suite
+    passes its device name. Smoke runs write nothing unless --json is given."""
+    if opts.smoke:
+        return None
+    tag = tag or socket.gethostname() or "local"
+    tag = "".join(c if c.isalnum() or c in "-_." else "-" for c in tag.lower()).strip("-")
+    suffix = "-quick" if opts.quick else ""
+    return str(RESULTS / f"{suite}-{tag or 'local'}{suffix}.json")
 
 
 def fmt_time(s):
@@ -50,8 +65,8 @@ def format_table(results, libs, ratios, rate_label="GB/s"):
     libs = [lib for lib in libs if any(lib in r.timings or lib in r.errors for r in results)]
     head1 = f"{'case':<{CASE_COL}}" + "".join(f"|{lib:^{LIB_CELL}}" for lib in libs)
     head2 = f"{'':<{CASE_COL}}" + "".join(f"|{'median':>9} {rate_label:>7}" for _ in libs)
-    head1 += "|" + "".join(f"{x.header:>8}" for x in ratios) + " | targets"
-    head2 += "|" + "".join(f"{'':>8}" for _ in ratios) + " |"
+    head1 += "|" + "".join(f"{x.header:>9}" for x in ratios) + " | targets"
+    head2 += "|" + "".join(f"{'':>9}" for _ in ratios) + " |"
     lines = [head1, head2, "-" * len(head1)]
     group = None
     for r in results:
@@ -63,7 +78,7 @@ def format_table(results, libs, ratios, rate_label="GB/s"):
             continue
         row = f"{r.case.name:<{CASE_COL}}" + "".join(f"|{_lib_cell(r, lib):>{LIB_CELL}}"
                                                      for lib in libs)
-        row += "|" + "".join(f"{fmt_rate(r.ratios.get(x.key)) or '-':>8}" for x in ratios)
+        row += "|" + "".join(f"{fmt_rate(r.ratios.get(x.key)) or '-':>9}" for x in ratios)
         row += " | " + _target_cell(r)
         lines.append(row.rstrip())
     return lines

@@ -271,7 +271,8 @@ def _best_gbps(runs, variant):
 
 
 # ----------------------------------------------------------------------------- run
-def run(opts, json_path, argv=None, out=sys.stdout):
+def run(opts, json_path, argv=None, out=None):
+    out = out if out is not None else sys.stdout
     t0 = time.perf_counter()
     gc, load_note = _libs.load_ggml_cy()
     np_ne, torch = _libs.load_optional("numexpr"), _libs.load_optional("torch")
@@ -294,6 +295,8 @@ def run(opts, json_path, argv=None, out=sys.stdout):
         if note:
             notes.append(note)
     print("\n".join(_env.format_header(meta, notes)), file=out, flush=True)
+    if json_path is None:
+        json_path = _report.default_json_path("cpu", opts)
 
     roof_runs = []
     if roofline is not None:
@@ -328,9 +331,10 @@ def run(opts, json_path, argv=None, out=sys.stdout):
 
 
 def _print_roofline(label, r, opts):
-    if opts.progress is None:
+    stream = opts.progress_stream()
+    if stream is None:
         return
     parts = [f"{v} {_report.fmt_rate(r[v]['gbps'])} GB/s" for v in ("plain", "nontemporal")
              if v in r]
     print(f"{label}: " + ", ".join(parts) + (f" errors {r['errors']}" if r["errors"] else ""),
-          file=opts.progress, flush=True)
+          file=stream, flush=True)

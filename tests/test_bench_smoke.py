@@ -1,0 +1,167 @@
+"""The benchmark harness runs end to end on tiny sizes (no timing is asserted: speed belongs
+in bench/, not in tests). bench/ is loaded from the source tree by path, without putting the
+repository root on sys.path, so that an installed ggml_cy (CI) is not shadowed by the
+unbuilt sources."""
+import importlib
+import importlib.util
+import io
+import json
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _bench(submodule=None):
+    if "bench" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "bench", ROOT / "bench" / "__init__.py",
+            submodule_search_locations=[str(ROOT / "bench")])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bench"] = module
+        spec.loader.exec_module(module)
+    return importlib.import_module(f"bench.{submodule}") if submodule else sys.modules["bench"]
+
+
+def _readonly(x):
+    x.setflags(write=False)
+    return x
+
+
+def _run(suite, tmp_path, capsys):
+    main = _bench("__main__").main
+    path = tmp_path / f"{suite}.json"
+    assert main([suite, "--smoke", "--threads", "2", "--json", str(path)]) == 0
+    printed = capsys.readouterr()
+    doc = json.loads(path.read_text())
+    return doc, printed.out, printed.err
+
+
+def _check_ggml_cy_rows(doc):
+    for r in doc["results"]:
+        assert "ggml_cy" not in r["errors"], (r["name"], r["errors"])
+        assert "ggml_cy" not in r["mismatches"], (r["name"], r["mismatches"])
+
+
+def test_cpu_suite_smoke(tmp_path, capsys):
+    doc, out, err = _run("cpu", tmp_path, capsys)
+    names = [r["name"] for r in doc["results"]]
+    assert "add f32 n=16" in names and "add f16 n=1e3" in names
+    assert any(n.startswith("a.T+b") for n in names)
+    for r in doc["results"]:
+        assert "numpy" in r["timings"], r
+        assert r["timings"]["numpy"]["median_s"] > 0
+        assert r["nbytes"] > 0
+    _check_ggml_cy_rows(doc)
+    meta = doc["meta"]
+    assert meta["threads"] == 2 and meta["suite"] == "cpu"
+    assert "cpu" in meta["machine"] and "numpy" in meta["versions"]
+    assert "roofline" in doc
+    assert "machine :" in out and "build   :" in out and "case" in out
+    assert "[  1/" in err  # progress goes to stderr
+
+
+def test_graph_suite_smoke(tmp_path, capsys):
+    doc, out, _ = _run("graph", tmp_path, capsys)
+    names = [r["name"] for r in doc["results"]]
+    assert names[0].startswith("a*b + c*d - e") and names[2].startswith("mul_mat")
+    for r in doc["results"]:
+        assert "numpy" in r["timings"], r
+    _check_ggml_cy_rows(doc)
+    assert "targets:" in out
+
+
+def test_gpu_frame_on_a_fake_device(tmp_path):
+    frame = _bench("gpu_frame")
+    harness = _bench("_harness")
+    opts = harness.Options.make(threads=1, smoke=True, progress=None)
+
+    def build(env):
+        def setup():
+            a = np.arange(64, dtype=np.float32)
+            out = np.empty_like(a)
+            return frame.Setup({"ggml_cy": frame.Call(np.add, a, a, out=out),
+                                "torch": frame.Call(np.add, a, a, out=out)},
+                               nbytes=3 * a.nbytes, reference=a + a, sync=env["sync"],
+                               compare=frame.device_compare)
+        return [frame.Case("add 64", setup, targets=[frame.Target("torch>=0", "vs_torch", 0)])]
+
+    synced = []
+    out = io.StringIO()
+    path = tmp_path / "gpu.json"
+    doc = frame.run_device_suite(build, opts, {"name": "Fake Device"}, lambda: synced.append(1),
+                                 json_path=str(path), out=out)
+    assert synced, "the sync hook runs inside the timing"
+    saved = json.loads(path.read_text())
+    assert saved["meta"]["device"]["name"] == "Fake Device"
+    assert doc["results"][0]["targets"][0]["passed"] is True
+    assert "Fake Device" in out.getvalue()
+
+
+def test_measure_batches_small_calls():
+    harness = _bench("_harness")
+    opts = harness.Options(threads=1, repeat=3, budget_s=0.001, min_sample_s=1e-4,
+                           progress=None)
+    case = harness.Case("noop", lambda: harness.Setup({"f": harness.Call(len, ())}))
+    res = harness.measure(case, opts)
+    t = res.timings["f"]
+    assert t.inner > 1 and t.samples >= 3 and 0 < t.min_s <= t.median_s
+
+
+def test_measure_reports_errors_and_mismatches():
+    harness = _bench("_harness")
+    opts = harness.Options.make(threads=1, smoke=True, progress=None)
+    ref = np.zeros(3)
+
+    def boom():
+        raise RuntimeError("kernel exploded")
+    case = harness.Case("bad", lambda: harness.Setup(
+        {"wrong": harness.Call(np.ones, 3), "raises": harness.Call(boom),
+         "right": harness.Call(np.zeros, 3)}, reference=ref))
+    res = harness.measure(case, opts)
+    assert "raises" in res.errors and "kernel exploded" in res.errors["raises"]
+    assert "wrong" in res.mismatches and "right" not in res.mismatches
+    assert "right" in res.timings
+
+
+def test_bad_command_lines():
+    main = _bench("__main__").main
+    for argv in (["nosuch"], ["cpu", "--threads", "0"], ["cpu", "--repeat", "0"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+
+
+def test_roofline_loops():
+    roofline = pytest.importorskip("ggml_cy._roofline")
+    rng = np.random.default_rng(0)
+    a, b = rng.random(1003, dtype=np.float32), rng.random(1003, dtype=np.float32)
+    for nontemporal in (False, True):
+        for threads in (1, 2, 3):
+            c = np.empty_like(a)
+            roofline.stream_add_f32(a, b, c, threads, nontemporal)
+            assert np.array_equal(c, a + b)
+            d = np.empty_like(a)
+            roofline.fused_abcde_f32(a, b, a, b, a, d, threads, nontemporal)
+            assert np.allclose(d, a * b + a * b - a, rtol=1e-6)
+    empty = np.empty(0, np.float32)
+    roofline.stream_add_f32(empty, empty, empty, 2, True)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda r, a: r.stream_add_f32(a, a[:5], np.empty_like(a)),          # lengths differ
+    lambda r, a: r.stream_add_f32(a, a, np.empty_like(a), 0),           # no threads
+    lambda r, a: r.stream_add_f32(a, a, np.empty_like(a), "2"),         # not an int
+    lambda r, a: r.stream_add_f32(a.astype(np.float64), a, np.empty_like(a)),  # dtype
+    lambda r, a: r.stream_add_f32(a[::2], a[::2], np.empty_like(a[::2])),  # strided
+    lambda r, a: r.stream_add_f32(a, a, None),                          # no output
+    lambda r, a: r.stream_add_f32(a, a, _readonly(np.empty_like(a))),  # read-only output
+    lambda r, a: r.fused_abcde_f32(a, a, a, a, a[:3], np.empty_like(a)),
+])
+def test_roofline_rejects_bad_input(bad):
+    roofline = pytest.importorskip("ggml_cy._roofline")
+    a = np.ones(16, np.float32)
+    with pytest.raises((ValueError, TypeError)):
+        bad(roofline, a)
