@@ -1,0 +1,144 @@
+// Shared internals of the CUDA library: error recording (never abort), the library stream,
+// fast integer division, element types and their float conversions.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <string.h>
+#include <type_traits>
+
+#include "ggml_cy_cuda.h"
+
+namespace gcy {
+
+// ------------------------------------------------------------------ errors
+// Records `msg` as this thread's last error and returns `status` (callers `return fail(...)`).
+int fail(int status, const char * fmt, ...);
+// Turns a CUDA error into a status (OOM for cudaErrorMemoryAllocation) with CUDA's own string.
+int fail_cuda(cudaError_t err, const char * what);
+// After a kernel launch: the launch error, if any, as a status.
+int check_launch(const char * what);
+
+#define GCY_TRY(expr) do { int gcy_st_ = (expr); if (gcy_st_ != GGML_CY_CUDA_OK) return gcy_st_; } while (0)
+#define GCY_CUDA(call, what) do { cudaError_t gcy_e_ = (call); if (gcy_e_ != cudaSuccess) return ::gcy::fail_cuda(gcy_e_, what); } while (0)
+
+// ------------------------------------------------------------------ stream / device
+int get_stream(cudaStream_t * stream);   // library stream, created on first use
+int device_props(const cudaDeviceProp ** props);   // cached properties of the current device
+
+// Checks that every byte an operand addresses ([data + min offset, data + max offset +
+// element size)) lies in a live registered buffer (runtime.cu).
+int check_tensor_memory(const ggml_tensor * t, const char * role);
+// Moves on every buffer free: memory validated at generation g is still live while unchanged.
+uint64_t registry_generation();
+
+// ------------------------------------------------------------------ fast division
+// Division by a run-time constant through a multiply-high and a shift (Granlund-Montgomery,
+// as ggml's init_fastdiv_values): valid for dividends below 2^31 and divisors >= 1.
+struct fastdiv {
+    uint32_t mp;   // magic multiplier
+    uint32_t l;    // shift
+    uint32_t d;    // divisor
+};
+
+static inline fastdiv make_fastdiv(uint32_t d) {
+    uint32_t l = 0;
+    while (l < 32 && (uint32_t(1) << l) < d) l++;
+    uint32_t mp = (uint32_t)(((uint64_t(1) << 32) * ((uint64_t(1) << l) - d)) / d + 1);
+    return fastdiv{mp, l, d};
+}
+
+__device__ __forceinline__ uint32_t fdiv(uint32_t n, fastdiv f) {
+    return (__umulhi(n, f.mp) + n) >> f.l;
+}
+__device__ __forceinline__ uint32_t fmod_u(uint32_t n, fastdiv f) {
+    return n - fdiv(n, f) * f.d;
+}
+
+// ------------------------------------------------------------------ types
+using half = __half;
+using bf16 = __nv_bfloat16;
+
+// The C type of each ggml type, and the type arithmetic is done in (float for half types:
+// a float16/bfloat16 op is the float32 op rounded once, as numpy and the CPU path do).
+template <typename T> struct calc { using type = T; };
+template <> struct calc<half> { using type = float; };
+template <> struct calc<bf16> { using type = float; };
+template <typename T> using calc_t = typename calc<T>::type;
+
+template <typename T> __device__ __forceinline__ calc_t<T> up(T x) { return x; }
+template <> __device__ __forceinline__ float up<half>(half x) { return __half2float(x); }
+template <> __device__ __forceinline__ float up<bf16>(bf16 x) { return __bfloat162float(x); }
+
+// Conversion between any two element types (casts, as numpy's astype: float -> int truncates,
+// any -> bool is != 0, float -> half types round to nearest even).
+template <typename D, typename S> __device__ __forceinline__ D convert(S x) {
+    if constexpr (std::is_same_v<D, S>) {
+        return x;
+    } else if constexpr (std::is_same_v<D, bool>) {
+        return up(x) != calc_t<S>(0);
+    } else if constexpr (std::is_same_v<D, half>) {
+        if constexpr (std::is_same_v<S, double>) return __double2half(x);
+        else return __float2half_rn((float)up(x));
+    } else if constexpr (std::is_same_v<D, bf16>) {
+        if constexpr (std::is_same_v<S, double>) return __double2bfloat16(x);
+        else return __float2bfloat16_rn((float)up(x));
+    } else {
+        return (D)up(x);
+    }
+}
+
+template <typename T> constexpr bool is_floating_v =
+    std::is_floating_point_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bf16>;
+
+// Calls f((T*)nullptr) with T the C type of ggml type `type`; returns false when unknown.
+template <typename F> static inline bool with_type(int type, F && f) {
+    switch (type) {
+        case GGML_TYPE_F32:  f((float *)nullptr); return true;
+        case GGML_TYPE_F16:  f((half *)nullptr); return true;
+        case GGML_TYPE_BF16: f((bf16 *)nullptr); return true;
+        case GGML_TYPE_F64:  f((double *)nullptr); return true;
+        case GGML_TYPE_I8:   f((int8_t *)nullptr); return true;
+        case GGML_TYPE_I16:  f((int16_t *)nullptr); return true;
+        case GGML_TYPE_I32:  f((int32_t *)nullptr); return true;
+        case GGML_TYPE_I64:  f((int64_t *)nullptr); return true;
+        case GGML_TYPE_U8:   f((uint8_t *)nullptr); return true;
+        case GGML_TYPE_BOOL: f((bool *)nullptr); return true;
+        default: return false;
+    }
+}
+
+// ------------------------------------------------------------------ tensor helpers (host)
+static inline int64_t nelements(const ggml_tensor * t) {
+    return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
+}
+static inline bool is_contiguous(const ggml_tensor * t) {
+    int64_t expect = (int64_t)ggml_type_size(t->type);
+    for (int i = 0; i < GGML_MAX_DIMS; i++) {
+        if (t->ne[i] != 1 && t->nb[i] != expect) return false;
+        expect *= t->ne[i];
+    }
+    return true;
+}
+static inline bool same_shape(const ggml_tensor * a, const ggml_tensor * b) {
+    for (int i = 0; i < GGML_MAX_DIMS; i++) if (a->ne[i] != b->ne[i]) return false;
+    return true;
+}
+
+// Launch helpers
+constexpr int BLOCK = 256;
+static inline unsigned int ceil_div(int64_t a, int64_t b) { return (unsigned int)((a + b - 1) / b); }
+
+// Per-family entry points (one .cu each), called by compute.cu after validation.
+int binary_forward(ggml_tensor * dst, cudaStream_t stream);
+int binary_scaled_i8(ggml_tensor * dst, float s0, float s1, float s_out, cudaStream_t stream);
+int unary_forward(ggml_tensor * dst, cudaStream_t stream);
+int copy_forward(ggml_tensor * dst, const ggml_tensor * src, cudaStream_t stream);
+bool binary_supported(int op, int dst_type, int src0_type, int src1_type);
+bool unary_supported(int op, int dst_type, int src0_type);
+bool copy_supported(int dst_type, int src_type);
+
+}  // namespace gcy

@@ -1,0 +1,209 @@
+// Elementwise op semantics on the device, numpy's (the CPU path's) for every type:
+// integer arithmetic wraps, integer division by zero gives 0, maximum/minimum propagate NaN,
+// floor_divide/remainder follow npy_divmod. No fast-math anywhere; mul-add patterns use
+// __fmul_rn/__fadd_rn so that no FMA contraction changes a result.
+#pragma once
+
+#include "common.cuh"
+
+namespace gcy {
+
+// ------------------------------------------------------------------ op classes
+__host__ __device__ constexpr bool op_is_binary(int op) {
+    return op >= GGML_OP_ADD && op <= GGML_OP_LE;
+}
+__host__ __device__ constexpr bool op_gives_bool(int op) {   // logical / relational
+    return op >= GGML_OP_LOGICAL_AND && op <= GGML_OP_LE;
+}
+__host__ __device__ constexpr bool op_is_commutative(int op) {
+    return op == GGML_OP_ADD || op == GGML_OP_MUL || op == GGML_OP_MAX || op == GGML_OP_MIN ||
+           op == GGML_OP_FMAX || op == GGML_OP_FMIN || op == GGML_OP_LOGICAL_AND ||
+           op == GGML_OP_LOGICAL_OR || op == GGML_OP_LOGICAL_XOR || op == GGML_OP_EQ ||
+           op == GGML_OP_NE;
+}
+__host__ __device__ constexpr bool op_is_unary(int op) {
+    return op >= GGML_OP_LOGICAL_NOT && op <= GGML_OP_SCALE;
+}
+
+// Which binary ops exist for an input type (T = the C type).
+template <typename T> __host__ __device__ constexpr bool bin_valid(int op) {
+    if constexpr (std::is_same_v<T, bool>) {
+        return op_gives_bool(op) || op == GGML_OP_MAX || op == GGML_OP_MIN ||
+               op == GGML_OP_ADD || op == GGML_OP_MUL;
+    } else if constexpr (is_floating_v<T>) {
+        return op_is_binary(op);
+    } else {
+        return op_is_binary(op) && op != GGML_OP_DIV;   // int true-divide: promote first
+    }
+}
+
+// ------------------------------------------------------------------ float helpers
+__device__ __forceinline__ float  m_fmod(float a, float b)   { return fmodf(a, b); }
+__device__ __forceinline__ double m_fmod(double a, double b) { return fmod(a, b); }
+__device__ __forceinline__ float  m_floor(float a)  { return floorf(a); }
+__device__ __forceinline__ double m_floor(double a) { return floor(a); }
+__device__ __forceinline__ float  m_copysign(float a, float b)   { return copysignf(a, b); }
+__device__ __forceinline__ double m_copysign(double a, double b) { return copysign(a, b); }
+__device__ __forceinline__ float  m_pow(float a, float b)   { return powf(a, b); }
+__device__ __forceinline__ double m_pow(double a, double b) { return pow(a, b); }
+__device__ __forceinline__ float  m_mul(float a, float b)   { return __fmul_rn(a, b); }
+__device__ __forceinline__ double m_mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float  m_add(float a, float b)   { return __fadd_rn(a, b); }
+__device__ __forceinline__ double m_add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float  m_sub(float a, float b)   { return __fsub_rn(a, b); }
+__device__ __forceinline__ double m_sub(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ float  m_div(float a, float b)   { return __fdiv_rn(a, b); }
+__device__ __forceinline__ double m_div(double a, double b) { return __ddiv_rn(a, b); }
+
+// numpy's npy_divmod: floor quotient, remainder with the divisor's sign.
+template <typename C> __device__ __forceinline__ C np_divmod(C a, C b, C * mod_out) {
+    C mod = m_fmod(a, b);
+    if (b == C(0)) { *mod_out = mod; return m_div(a, b); }
+    C div = m_div(m_sub(a, mod), b);
+    if (mod != C(0)) {
+        if ((b < C(0)) != (mod < C(0))) { mod = m_add(mod, b); div = m_sub(div, C(1)); }
+    } else {
+        mod = m_copysign(C(0), b);
+    }
+    C floordiv;
+    if (div != C(0)) {
+        floordiv = m_floor(div);
+        if (m_sub(div, floordiv) > C(0.5)) floordiv = m_add(floordiv, C(1));
+    } else {
+        floordiv = m_copysign(C(0), m_div(a, b));
+    }
+    *mod_out = mod;
+    return floordiv;
+}
+
+// ------------------------------------------------------------------ integer helpers
+template <typename C> __device__ __forceinline__ C wrap_add(C a, C b) {
+    using U = std::make_unsigned_t<C>; return (C)(U)((U)a + (U)b);
+}
+template <typename C> __device__ __forceinline__ C wrap_sub(C a, C b) {
+    using U = std::make_unsigned_t<C>; return (C)(U)((U)a - (U)b);
+}
+template <typename C> __device__ __forceinline__ C wrap_mul(C a, C b) {
+    using U = std::make_unsigned_t<C>;
+    if constexpr (sizeof(C) < 4) return (C)(U)((unsigned)(U)a * (unsigned)(U)b);
+    else return (C)(U)((U)a * (U)b);
+}
+template <typename C> __device__ __forceinline__ C int_floor_div(C a, C b) {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<C>) {
+        if (b == C(-1)) return wrap_sub(C(0), a);   // MIN // -1 wraps to MIN, as numpy
+        C q = a / b;
+        if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+        return q;
+    } else {
+        return a / b;
+    }
+}
+template <typename C> __device__ __forceinline__ C int_mod(C a, C b) {   // numpy remainder
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<C>) {
+        if (b == C(-1)) return 0;
+        C r = a % b;
+        if (r != 0 && ((r < 0) != (b < 0))) r += b;
+        return r;
+    } else {
+        return a % b;
+    }
+}
+template <typename C> __device__ __forceinline__ C int_fmod(C a, C b) {   // C's %, sign of a
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<C>) { if (b == C(-1)) return 0; }
+    return a % b;
+}
+template <typename C> __device__ __forceinline__ C int_pow(C a, C b) {
+    if constexpr (std::is_signed_v<C>) {
+        if (b < 0) return a == 1 ? C(1) : (a == C(-1) ? ((b & 1) ? C(-1) : C(1)) : C(0));
+    }
+    C r = 1;
+    while (b) {
+        if (b & 1) r = wrap_mul(r, a);
+        a = wrap_mul(a, a);
+        b = (C)(b >> 1);
+    }
+    return r;
+}
+
+// ------------------------------------------------------------------ binary ops
+// bin_op<OP>(a, b) on values of the compute type C (calc_t of the element type).
+template <int OP, typename C> __device__ __forceinline__ auto bin_op(C a, C b) {
+    if constexpr (OP == GGML_OP_LOGICAL_AND) return (a != C(0)) && (b != C(0));
+    else if constexpr (OP == GGML_OP_LOGICAL_OR) return (a != C(0)) || (b != C(0));
+    else if constexpr (OP == GGML_OP_LOGICAL_XOR) return (a != C(0)) != (b != C(0));
+    else if constexpr (OP == GGML_OP_EQ) return a == b;
+    else if constexpr (OP == GGML_OP_NE) return a != b;
+    else if constexpr (OP == GGML_OP_GT) return a > b;
+    else if constexpr (OP == GGML_OP_GE) return a >= b;
+    else if constexpr (OP == GGML_OP_LT) return a < b;
+    else if constexpr (OP == GGML_OP_LE) return a <= b;
+    else if constexpr (std::is_same_v<C, bool>) {
+        if constexpr (OP == GGML_OP_ADD || OP == GGML_OP_MAX) return a || b;
+        else return a && b;   // MUL, MIN
+    } else if constexpr (std::is_floating_point_v<C>) {
+        if constexpr (OP == GGML_OP_ADD) return m_add(a, b);
+        else if constexpr (OP == GGML_OP_SUB) return m_sub(a, b);
+        else if constexpr (OP == GGML_OP_MUL) return m_mul(a, b);
+        else if constexpr (OP == GGML_OP_DIV) return m_div(a, b);
+        else if constexpr (OP == GGML_OP_FLOOR_DIV) { C m; return np_divmod(a, b, &m); }
+        else if constexpr (OP == GGML_OP_MOD) {
+            if (b == C(0)) return m_fmod(a, b);
+            C m; np_divmod(a, b, &m); return m;
+        }
+        else if constexpr (OP == GGML_OP_FMOD) return m_fmod(a, b);
+        else if constexpr (OP == GGML_OP_MAX) return (a >= b || a != a) ? a : b;
+        else if constexpr (OP == GGML_OP_MIN) return (a <= b || a != a) ? a : b;
+        else if constexpr (OP == GGML_OP_FMAX) return (a >= b || b != b) ? a : b;
+        else if constexpr (OP == GGML_OP_FMIN) return (a <= b || b != b) ? a : b;
+        else if constexpr (OP == GGML_OP_POW) return m_pow(a, b);
+        else if constexpr (OP == GGML_OP_PRELU) return a > C(0) ? a : m_mul(b, a);
+        else return C(0);
+    } else {
+        if constexpr (OP == GGML_OP_ADD) return wrap_add(a, b);
+        else if constexpr (OP == GGML_OP_SUB) return wrap_sub(a, b);
+        else if constexpr (OP == GGML_OP_MUL) return wrap_mul(a, b);
+        else if constexpr (OP == GGML_OP_FLOOR_DIV) return int_floor_div(a, b);
+        else if constexpr (OP == GGML_OP_MOD) return int_mod(a, b);
+        else if constexpr (OP == GGML_OP_FMOD) return int_fmod(a, b);
+        else if constexpr (OP == GGML_OP_MAX || OP == GGML_OP_FMAX) return a >= b ? a : b;
+        else if constexpr (OP == GGML_OP_MIN || OP == GGML_OP_FMIN) return a <= b ? a : b;
+        else if constexpr (OP == GGML_OP_POW) return int_pow(a, b);
+        else if constexpr (OP == GGML_OP_PRELU) return a > C(0) ? a : wrap_mul(b, a);
+        else return C(0);
+    }
+}
+
+// Element in, element out: loads widen to the compute type, the result narrows to TD.
+template <int OP, typename T, typename TD> __device__ __forceinline__ TD bin_elem(T x, T y) {
+    return convert<TD>(bin_op<OP>(up(x), up(y)));
+}
+
+// The op chosen at run time (general/strided kernels, where index math dominates anyway).
+// Arithmetic cases are compiled only when TD is the element type, bool-valued ones only
+// when TD is bool, which keeps each instantiation small.
+#define GCY_BIN_CASE(OPN)                                                              \
+    case OPN:                                                                          \
+        if constexpr (bin_valid<T>(OPN) && (op_gives_bool(OPN) ? std::is_same_v<TD, bool> \
+                                                               : std::is_same_v<TD, T>)) \
+            return bin_elem<OPN, T, TD>(x, y);                                         \
+        break;
+
+template <typename T, typename TD> __device__ TD bin_elem_rt(int op, T x, T y) {
+    switch (op) {
+        GCY_BIN_CASE(GGML_OP_ADD) GCY_BIN_CASE(GGML_OP_SUB) GCY_BIN_CASE(GGML_OP_MUL)
+        GCY_BIN_CASE(GGML_OP_DIV) GCY_BIN_CASE(GGML_OP_FLOOR_DIV) GCY_BIN_CASE(GGML_OP_MOD)
+        GCY_BIN_CASE(GGML_OP_FMOD) GCY_BIN_CASE(GGML_OP_MAX) GCY_BIN_CASE(GGML_OP_MIN)
+        GCY_BIN_CASE(GGML_OP_FMAX) GCY_BIN_CASE(GGML_OP_FMIN) GCY_BIN_CASE(GGML_OP_POW)
+        GCY_BIN_CASE(GGML_OP_PRELU) GCY_BIN_CASE(GGML_OP_LOGICAL_AND)
+        GCY_BIN_CASE(GGML_OP_LOGICAL_OR) GCY_BIN_CASE(GGML_OP_LOGICAL_XOR)
+        GCY_BIN_CASE(GGML_OP_EQ) GCY_BIN_CASE(GGML_OP_NE) GCY_BIN_CASE(GGML_OP_GT)
+        GCY_BIN_CASE(GGML_OP_GE) GCY_BIN_CASE(GGML_OP_LT) GCY_BIN_CASE(GGML_OP_LE)
+        default: break;
+    }
+    return TD();
+}
+
+}  // namespace gcy
