@@ -1,4 +1,5 @@
-"""Command line: python -m bench cpu|graph|gpu|all [--quick] [--threads N] [--json PATH] [--repeat K]
+"""Command line: python -m bench cpu|graph|gpu|all [--quick] [--threads N] [--json PATH]
+                                                   [--repeat K] [--smoke]
 
 Run it from the repository root (`cd /path/to/repo && python -m bench cpu`): `bench` is not
 installed by `pip install .`, only ggml_cy is. With an in-place build (tools/build.sh) the
@@ -18,7 +19,8 @@ SUITES = ("cpu", "graph", "gpu")
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m bench",
+                                description="ggml_cy benchmarks; run from the repository root")
     p.add_argument("suite", choices=SUITES + ("all",))
     p.add_argument("--quick", action="store_true",
                    help="fewer sizes and samples (a first look; cpu under 30 s)")

@@ -82,17 +82,16 @@ def _compute_call(graph, threads):
         return Call(graph.compute, threads)
 
 
-def graph_call(gc, arrays, build, threads):
+def graph_call(gc, arrays, build, threads, n_nodes, node_bytes):
     """A ggml graph over copies of `arrays`: build(ctx, tensors) -> result tensor.
 
-    Returns (Call timing graph.compute, the result's numpy view) or (None, reason)."""
+    Returns (Call timing graph.compute with .writes(result view), None) or (None, reason)."""
     if not hasattr(gc, "Context"):
         return None, "ggml_cy.Context is not available"
     try:
-        nbytes = sum(a.nbytes for a in arrays.values())
-        # inputs + one result per node (fused intermediates are allocated but never
-        # written, so they cost address space, not page faults) + headers
-        mem = nbytes * (1 + 24 // max(len(arrays), 1)) + 64 * 2**20
+        # the arena holds the inputs and one result per node (fused intermediates are
+        # allocated but never written), plus headers, the graph and the work buffer
+        mem = sum(a.nbytes for a in arrays.values()) + n_nodes * node_bytes + 64 * 2**20
         ctx = gc.Context(mem_size=int(mem))
         tensors = {k: ctx.tensor_from(v) for k, v in arrays.items()}
         result = build(ctx, tensors)
@@ -120,7 +119,7 @@ def _build_chain(ctx, t):
 
 
 # ----------------------------------------------------------------------------- cases
-def elementwise_setup(env, expr, build, n, seed, c_loop=False):
+def elementwise_setup(env, expr, build, n_nodes, n, seed, c_loop=False):
     arrays = _inputs(n, seed)
     ref = eval(expr, {}, dict(arrays))  # numpy, float32 throughout
     out = np.empty_like(ref)
@@ -131,7 +130,7 @@ def elementwise_setup(env, expr, build, n, seed, c_loop=False):
         impls["ggml_cy"] = call
     else:
         skipped["ggml_cy"] = why
-    call, why = graph_call(gc, arrays, build, env["threads"])
+    call, why = graph_call(gc, arrays, build, env["threads"], n_nodes, out.nbytes)
     if call is not None:
         impls["graph"] = call
     else:
@@ -156,7 +155,8 @@ def elementwise_setup(env, expr, build, n, seed, c_loop=False):
 def fused_case(env, n):
     targets = [Target("numexpr>=2", "vs_numexpr", 2.0), Target("np>=4.5", "vs_numpy", 4.5)]
     return Case(f"{FUSED_EXPR} n={n:.0e}".replace("e+0", "e"),
-                lambda: elementwise_setup(env, FUSED_EXPR, _build_fused, n, 1, c_loop=True),
+                lambda: elementwise_setup(env, FUSED_EXPR, _build_fused, 4, n, 1,
+                                          c_loop=True),
                 group="fused", params={"expr": FUSED_EXPR, "n": n, "dtype": "float32"},
                 targets=targets)
 
@@ -164,7 +164,8 @@ def fused_case(env, n):
 def chain_case(env, n):
     expr = chain_expr()
     return Case(f"16-op chain n={n:.0e}".replace("e+0", "e"),
-                lambda: elementwise_setup(env, expr, _build_chain, n, 2), group="chain",
+                lambda: elementwise_setup(env, expr, _build_chain, len(CHAIN_OPS), n, 2),
+                group="chain",
                 params={"expr": expr, "n": n, "dtype": "float32"},
                 targets=[Target("np>=4", "vs_numpy", 4.0)])
 
@@ -179,7 +180,8 @@ def mul_mat_setup(env, m, n, k):
     out = np.empty_like(ref)
     impls, skipped = {}, {}
     call, why = graph_call(env["gc"], {"a": a, "b": b},
-                           lambda ctx, t: ctx.mul_mat(t["a"], t["b"]), env["threads"])
+                           lambda ctx, t: ctx.mul_mat(t["a"], t["b"]), env["threads"],
+                           1, out.nbytes)
     if call is not None:
         impls["ggml_cy"] = call
     else:
