@@ -149,18 +149,24 @@ cdef int core_contiguous_strides(int type, const int64_t * ne, int64_t * nb) noe
     cdef int64_t total
     if not ggml_type_valid(type):
         return -1
+    # A dim of 0 elements strides like a dim of 1 (numpy keeps such strides arbitrary;
+    # this keeps nb non-decreasing so an empty tensor is neither permuted nor transposed).
     nb[0] = _type_size(type)
     for i in range(1, GGML_MAX_DIMS):
-        if ne[i - 1] < 0 or gcy_mul_i64(nb[i - 1], ne[i - 1], &nb[i]):
+        if ne[i - 1] < 0 or gcy_mul_i64(nb[i - 1], ne[i - 1] if ne[i - 1] else 1, &nb[i]):
             return -1
     # the full byte size must fit as well
-    if ne[3] < 0 or gcy_mul_i64(nb[3], ne[3], &total):
+    if ne[3] < 0 or gcy_mul_i64(nb[3], ne[3] if ne[3] else 1, &total):
         return -1
     return 0
 
 
 cdef int64_t core_nelements(const ggml_tensor * t) noexcept nogil:
     return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]
+
+
+cdef inline int64_t core_nelements_ne(const int64_t * ne) noexcept nogil:
+    return ne[0] * ne[1] * ne[2] * ne[3]
 
 
 cdef int64_t core_nrows(const ggml_tensor * t) noexcept nogil:
@@ -171,6 +177,8 @@ cdef bint core_is_contiguous(const ggml_tensor * t) noexcept nogil:
     # ggml_is_contiguous: dims of size 1 may carry any stride.
     cdef int64_t next_nb = _type_size(t.type)
     cdef int i
+    if core_nelements(t) == 0:
+        return True   # no element, no layout (numpy agrees)
     for i in range(GGML_MAX_DIMS):
         if t.ne[i] != 1:
             if t.nb[i] != next_nb:
@@ -736,7 +744,7 @@ cdef ggml_tensor * core_new_tensor(Context ctx, int type, int n_dims,
     if core_contiguous_strides(type, full_ne, nb) != 0:
         raise OverflowError(f"a {ggml_type_name(type).decode()} tensor of ne "
                             f"{_fmt4(full_ne)} has more than 2**63 bytes")
-    if not ctx.ctx.no_alloc:
+    if not ctx.ctx.no_alloc and core_nelements_ne(full_ne) != 0:
         data_size = <size_t>(nb[3] * full_ne[3])
     if gcy_add_size(data_size, GGML_TENSOR_SIZE, &size):
         raise OverflowError("tensor size overflows size_t")
