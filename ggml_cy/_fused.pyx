@@ -1,0 +1,267 @@
+# Fused elementwise execution: see _fused.pxd for the model. The group finder runs at
+# plan time (once per plan); fuse_run is the per-thread hot loop, called inside the
+# executor's parallel region, so everything here is noexcept nogil.
+from libc.stdint cimport int64_t, uintptr_t
+from libc.string cimport memcpy, memset
+
+from ggml_cy._core cimport (ggml_tensor, ggml_type_size, core_is_contiguous, core_extent,
+                            GGML_MAX_SRC)
+from ggml_cy._kernels cimport (compute_forward, GGML_OP_ADD, GGML_OP_SCALE, GGML_OP_ADD1,
+                               GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT)
+
+# Bytes of one scratch block: FUSE_BLOCK elements of the widest type (8 bytes).
+cdef enum:
+    SCRATCH_BYTES = FUSE_BLOCK * 8
+
+
+cdef bint fuse_op_fusable(int op) noexcept nogil:
+    # ADD..SCALE in ops_defs.h are the binary, logical/relational and unary elementwise
+    # ops; copies come before ADD and are not fusable (they may reshape).
+    return (GGML_OP_ADD <= op <= GGML_OP_SCALE) or op == GGML_OP_ADD1
+
+
+cdef inline bint same_ne(const int64_t * a, const int64_t * b) noexcept nogil:
+    return a[0] == b[0] and a[1] == b[1] and a[2] == b[2] and a[3] == b[3]
+
+
+cdef bint extents_overlap(const ggml_tensor * a, const ggml_tensor * b) noexcept nogil:
+    """1 when the bytes a and b can touch intersect (or when the extent overflows)."""
+    cdef int64_t alo, ahi, blo, bhi
+    if core_extent(a.type, a.ne, a.nb, &alo, &ahi) < 0:
+        return True
+    if core_extent(b.type, b.ne, b.nb, &blo, &bhi) < 0:
+        return True
+    if ahi == alo or bhi == blo:
+        return False
+    cdef char * a0 = <char *> a.data + alo
+    cdef char * a1 = <char *> a.data + ahi
+    cdef char * b0 = <char *> b.data + blo
+    cdef char * b1 = <char *> b.data + bhi
+    return a0 < b1 and b0 < a1
+
+
+cdef int slot_of(fuse_group * g, ggml_tensor * t, int n_node_slots) noexcept nogil:
+    """Slot index of t (a node of the group or a known external), adding it as external
+    when new; -1 when the slot table is full."""
+    cdef int s
+    for s in range(g.n_slots):
+        if g.slots[s].t == t:
+            return s
+    if g.n_slots >= FUSE_MAX_SLOTS:
+        return -1
+    s = g.n_slots
+    g.n_slots += 1
+    memset(&g.slots[s], 0, sizeof(fuse_slot))
+    g.slots[s].t = t
+    g.slots[s].is_node = 0
+    g.slots[s].scratch = -1
+    return s
+
+
+cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
+                          const unsigned char * pinned, const int * last_consumer,
+                          fuse_group * g) noexcept nogil:
+    cdef ggml_tensor * head = nodes[first]
+    cdef ggml_tensor * node
+    cdef ggml_tensor * src
+    cdef int end = first, i, j, s, k, n
+    if not fuse_op_fusable(head.op):
+        return 0
+    # 1. the run: consecutive fusable nodes with the head's shape, not views (in-place
+    # results write into another tensor's memory, which a block-wise pass must not reorder)
+    while end < n_nodes and end - first < FUSE_MAX_NODES:
+        node = nodes[end]
+        if not fuse_op_fusable(node.op) or node.view_src != NULL or node.data == NULL:
+            break
+        if not same_ne(node.ne, head.ne):
+            break
+        end += 1
+    n = end - first
+    if n < 2:
+        return 0
+    # 2. slots: nodes first, then the external inputs in order of first use
+    memset(g, 0, sizeof(fuse_group))
+    g.first = first
+    g.n_nodes = n
+    g.n_slots = n
+    for i in range(n):
+        g.slots[i].t = nodes[first + i]
+        g.slots[i].is_node = 1
+        g.slots[i].scratch = -1
+    for i in range(n):
+        node = nodes[first + i]
+        for j in range(GGML_MAX_SRC):
+            src = node.src[j]
+            g.slots[i].src_slot[j] = -1
+            if src == NULL:
+                continue
+            s = -1
+            for k in range(i):  # an earlier node of the group
+                if nodes[first + k] == src:
+                    s = k
+                    break
+            if s < 0:
+                if src.data == NULL:
+                    return 0
+                s = slot_of(g, src, n)
+                if s < 0:
+                    return 0
+            g.slots[i].src_slot[j] = s
+    # 3. intermediates: read only inside the group, not pinned, never the last node
+    for i in range(n):
+        k = first + i
+        if (not pinned[k] and last_consumer[k] >= 0 and last_consumer[k] < end
+                and i < n - 1):
+            g.slots[i].scratch = g.n_scratch
+            g.n_scratch += 1
+    # 4. memory safety: no external input may overlap a tensor the group writes, and the
+    # written tensors must not overlap each other (a block-wise pass would reorder them)
+    for i in range(n):
+        if g.slots[i].scratch >= 0:
+            continue
+        for s in range(g.n_slots):
+            if s == i or (g.slots[s].is_node and g.slots[s].scratch >= 0):
+                continue
+            if extents_overlap(g.slots[i].t, g.slots[s].t):
+                return 0
+    # 5. geometry: flat when every in-memory tensor is contiguous and every input has the
+    # full shape; otherwise blocks of whole rows (or of one row when rows are long)
+    cdef bint flat = True
+    for s in range(g.n_slots):
+        node = g.slots[s].t
+        if g.slots[s].is_node and g.slots[s].scratch >= 0:
+            continue
+        if not core_is_contiguous(node) or not same_ne(node.ne, head.ne):
+            flat = False
+            break
+    cdef int64_t total = head.ne[0] * head.ne[1] * head.ne[2] * head.ne[3]
+    cdef size_t es
+    for s in range(g.n_slots):
+        node = g.slots[s].t
+        g.slots[s].data = <char *> node.data
+        if flat:
+            es = ggml_type_size(node.type)
+            g.slots[s].ne[0] = total
+            g.slots[s].ne[1] = 1
+            g.slots[s].ne[2] = 1
+            g.slots[s].ne[3] = 1
+            g.slots[s].nb[0] = es
+            g.slots[s].nb[1] = es * total
+            g.slots[s].nb[2] = es * total
+            g.slots[s].nb[3] = es * total
+        else:
+            memcpy(g.slots[s].ne, node.ne, sizeof(int64_t) * 4)
+            memcpy(g.slots[s].nb, node.nb, sizeof(int64_t) * 4)
+    memcpy(g.ne, g.slots[0].ne, sizeof(int64_t) * 4)
+    g.split0 = g.ne[0] > FUSE_BLOCK
+    for s in range(n, g.n_slots):
+        if g.split0:
+            if g.slots[s].ne[0] != 1 and g.slots[s].ne[0] != g.ne[0]:
+                return 0
+        elif g.slots[s].ne[1] != 1 and g.slots[s].ne[1] != g.ne[1]:
+            return 0
+    cdef int64_t nrows = g.ne[1] * g.ne[2] * g.ne[3]
+    if g.split0:
+        g.block = FUSE_BLOCK
+        g.blocks_per_run = (g.ne[0] + FUSE_BLOCK - 1) // FUSE_BLOCK
+        g.n_blocks = g.blocks_per_run * nrows
+    else:
+        g.block = FUSE_BLOCK // g.ne[0] if g.ne[0] > 0 else 1
+        if g.block < 1:
+            g.block = 1
+        g.blocks_per_run = (g.ne[1] + g.block - 1) // g.block
+        g.n_blocks = g.blocks_per_run * g.ne[2] * g.ne[3] if g.ne[0] > 0 else 0
+    return n
+
+
+cdef inline size_t align64(size_t n) noexcept nogil:
+    return (n + 63) & ~(<size_t> 63)
+
+
+cdef size_t fuse_work_size(const fuse_group * g) noexcept nogil:
+    return (64 + align64(sizeof(ggml_tensor) * g.n_slots)
+            + <size_t> g.n_scratch * SCRATCH_BYTES)
+
+
+cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept nogil:
+    cdef ggml_tensor * d = <ggml_tensor *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63))
+    cdef char * scratch = <char *> d + align64(sizeof(ggml_tensor) * g.n_slots)
+    cdef const fuse_slot * sl
+    cdef int s, j
+    # this thread's descriptors: copies of the graph tensors, sources rewired to slots
+    for s in range(g.n_slots):
+        memcpy(&d[s], g.slots[s].t, sizeof(ggml_tensor))
+        if g.slots[s].is_node:
+            for j in range(GGML_MAX_SRC):
+                d[s].src[j] = &d[g.slots[s].src_slot[j]] if g.slots[s].src_slot[j] >= 0 else NULL
+            if d[s].op == GGML_OP_ADD1:
+                d[s].op = GGML_OP_ADD  # a scalar src1 tiles anything
+    cdef int64_t b0 = g.n_blocks * ith // nth
+    cdef int64_t b1 = g.n_blocks * (ith + 1) // nth
+    cdef int64_t b, run, i0, n0, i1, n1, i2, i3, r
+    cdef size_t es
+    cdef char * p
+    for b in range(b0, b1):
+        run = b // g.blocks_per_run
+        if g.split0:
+            i0 = (b - run * g.blocks_per_run) * g.block
+            n0 = g.ne[0] - i0
+            if n0 > g.block:
+                n0 = g.block
+            r = run
+            i1 = r % g.ne[1]
+            r = r // g.ne[1]
+            n1 = 1
+        else:
+            i0 = 0
+            n0 = g.ne[0]
+            i1 = (b - run * g.blocks_per_run) * g.block
+            n1 = g.ne[1] - i1
+            if n1 > g.block:
+                n1 = g.block
+            r = run
+        i2 = r % g.ne[2]
+        i3 = r // g.ne[2]
+        for s in range(g.n_slots):
+            sl = &g.slots[s]
+            if sl.is_node and sl.scratch >= 0:
+                es = ggml_type_size(sl.t.type)
+                d[s].data = scratch + <size_t> sl.scratch * SCRATCH_BYTES
+                d[s].ne[0] = n0
+                d[s].ne[1] = n1
+                d[s].nb[0] = es
+                d[s].nb[1] = es * n0
+                d[s].nb[2] = es * n0 * n1
+                d[s].nb[3] = d[s].nb[2]
+            elif sl.is_node:
+                d[s].data = sl.data + i3 * sl.nb[3] + i2 * sl.nb[2] + i1 * sl.nb[1] + i0 * sl.nb[0]
+                d[s].ne[0] = n0
+                d[s].ne[1] = n1
+                d[s].nb[0] = sl.nb[0]
+                d[s].nb[1] = sl.nb[1]
+                d[s].nb[2] = sl.nb[2]
+                d[s].nb[3] = sl.nb[3]
+            else:
+                # external input: tiled over the output (ne divides), rows by modulo
+                p = sl.data + (i3 % sl.ne[3]) * sl.nb[3] + (i2 % sl.ne[2]) * sl.nb[2]
+                if sl.ne[1] != 1:
+                    p += i1 * sl.nb[1]
+                    d[s].ne[1] = n1
+                else:
+                    d[s].ne[1] = 1
+                if g.split0 and sl.ne[0] != 1:
+                    p += i0 * sl.nb[0]
+                    d[s].ne[0] = n0
+                else:
+                    d[s].ne[0] = sl.ne[0]
+                d[s].data = p
+                d[s].nb[0] = sl.nb[0]
+                d[s].nb[1] = sl.nb[1]
+                d[s].nb[2] = sl.nb[2]
+                d[s].nb[3] = sl.nb[3]
+            d[s].ne[2] = 1
+            d[s].ne[3] = 1
+        for s in range(g.n_nodes):
+            if compute_forward(&d[s], 0, 1) < 0:
+                return -1
+    return 0
