@@ -144,8 +144,10 @@ cdef class Context:
     # Raises RuntimeError when the context was never initialised (subclass forgot
     # super().__init__) ; returns 0.
     cdef int check_ready(self) except -1
-    # Keeps `other` (a Context) alive as long as this context: call it when a tensor of
-    # this context points into another context's memory (view_src, src[i]).
+    # Keeps `other` (a Context, and the contexts it keeps alive) alive as long as this
+    # context: call it when a tensor of this context points into another context's memory
+    # (view_src, src[i]). Tensor.src / view_src wrap such pointers with the context whose
+    # pool holds them, found among these.
     cdef int keep_alive(self, Context other) except -1
 
 cdef class Tensor:

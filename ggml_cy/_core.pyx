@@ -498,8 +498,10 @@ cdef class Context:
         return 0
 
     cdef int keep_alive(self, Context other) except -1:
-        if other is not self and not any(d is other for d in self._deps):
-            self._deps.append(other)
+        # flattened: a view of a view may point two contexts away (view_src)
+        for c in [other] + other._deps:
+            if c is not self and not any(d is c for d in self._deps):
+                self._deps.append(c)
         return 0
 
     # ---------------------------------------------------------------- pool state
@@ -821,6 +823,22 @@ cdef ggml_tensor * core_view_tensor(Context ctx, ggml_tensor * a) except NULL:
     return core_new_view(ctx, a, GGML_MAX_DIMS, a.ne, a.nb, 0, GGML_OP_NONE)
 
 
+cdef inline bint _in_pool(Context c, const void * p) noexcept:
+    cdef size_t start = <size_t>c.ctx.mem_buffer
+    return start != 0 and start <= <size_t>p < start + c.ctx.mem_size
+
+
+cdef Context _owner_of(Context ctx, const ggml_tensor * p):
+    """The context whose pool holds header p: ctx itself or one it keeps alive (a
+    cross-context view or source); ctx when none matches."""
+    if _in_pool(ctx, p):
+        return ctx
+    for d in ctx._deps:
+        if _in_pool(<Context>d, p):
+            return <Context>d
+    return ctx
+
+
 cdef Tensor wrap_tensor(Context ctx, ggml_tensor * t):
     cdef Tensor w = Tensor.__new__(Tensor)
     w.t = t
@@ -1100,14 +1118,17 @@ cdef class Tensor:
         cdef int n = GGML_MAX_SRC
         while n > 0 and t.src[n - 1] == NULL:
             n -= 1
-        return tuple(None if t.src[i] == NULL else wrap_tensor(self.owner, t.src[i])
+        return tuple(None if t.src[i] == NULL else
+                     wrap_tensor(_owner_of(self.owner, t.src[i]), t.src[i])
                      for i in range(n))
 
     @property
     def view_src(self):
         """The base tensor this view looks into (never a view), or None."""
         cdef ggml_tensor * t = self.ptr()
-        return None if t.view_src == NULL else wrap_tensor(self.owner, t.view_src)
+        if t.view_src == NULL:
+            return None
+        return wrap_tensor(_owner_of(self.owner, t.view_src), t.view_src)
 
     @property
     def view_offs(self):
