@@ -30,10 +30,16 @@ def _read(path):
 
 
 def cpu_model():
+    """'model name', plus family/model numbers when the name is vague ('AMD EPYC')."""
+    fields = {}
     for line in _read("/proc/cpuinfo").splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine() or "unknown"
+        if ":" in line:
+            key, value = (x.strip() for x in line.split(":", 1))
+            fields.setdefault(key, value)
+    name = fields.get("model name") or platform.processor() or platform.machine() or "unknown"
+    if "cpu family" in fields and "model" in fields:
+        name += f" (family {fields['cpu family']}, model {fields['model']})"
+    return name
 
 
 def cpu_flags():
