@@ -681,3 +681,16 @@ def cpu_supports(Tensor t not None):
     except (TypeError, ValueError):
         return False
     return True
+
+
+def set_layout(Tensor t not None, uintptr_t data, nb):
+    """Describes existing memory with t: data pointer and byte strides nb (4 ints, any
+    sign, 0 for broadcast). Used by evaluate() to wrap numpy arrays without copying; the
+    caller keeps the memory alive and checks the extent."""
+    cdef ggml_tensor * p = t.ptr()
+    cdef int i
+    if len(nb) != 4:
+        raise ValueError("nb must have 4 entries")
+    for i in range(4):
+        p.nb[i] = nb[i]
+    p.data = <void *> data

@@ -1,0 +1,284 @@
+"""``ggml_cy.evaluate("a*b + c*d - e", a=..., ...)``: elementwise expressions on numpy
+arrays, run as one fused pass over the data (numexpr's idea, on ggml's graph executor).
+
+The expression is parsed with Python's ``ast`` (never ``eval``), turned into ggml graph
+nodes in a throw-away ``no_alloc`` context whose leafs point at the numpy arrays (no
+copies), and computed by the graph executor: consecutive elementwise nodes run as one
+fused group, block by block, with intermediates in per-thread cache-sized scratch, so
+memory sees the inputs once and the output once. Results are bitwise what the unfused
+graph (and numpy, for + - * /) computes.
+
+Grammar: names, numeric constants, ``+ - * / // % **``, unary ``-``/``+``, and calls of
+the functions in ``FUNCTIONS`` (numpy's names). Inputs: float32/float64 arrays (or
+Python/numpy floats), broadcast as numpy broadcasts; the result dtype is numpy's.
+"""
+import ast
+
+import numpy as np
+
+from ggml_cy import _core, _graph, _threads
+from ggml_cy._core import GGMLType
+
+__all__ = ["evaluate", "FUNCTIONS"]
+
+_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
+           ast.FloorDiv: "floor_div", ast.Mod: "mod", ast.Pow: "pow"}
+
+# numpy name -> (builder, number of arguments)
+FUNCTIONS = {
+    "exp": ("exp", 1), "expm1": ("expm1", 1), "log": ("log", 1), "log1p": ("log1p", 1),
+    "sqrt": ("sqrt", 1), "sin": ("sin", 1), "cos": ("cos", 1), "tanh": ("tanh", 1),
+    "abs": ("abs", 1), "absolute": ("abs", 1), "negative": ("neg", 1),
+    "square": ("sqr", 1), "floor": ("floor", 1), "ceil": ("ceil", 1),
+    "trunc": ("trunc", 1), "rint": ("round", 1), "sign": ("sgn", 1),
+    "relu": ("relu", 1), "sigmoid": ("sigmoid", 1), "silu": ("silu", 1),
+    "gelu": ("gelu", 1), "softplus": ("softplus", 1),
+    "maximum": ("max", 2), "minimum": ("min", 2), "fmax": ("fmax", 2),
+    "fmin": ("fmin", 2), "power": ("pow", 2), "remainder": ("mod", 2),
+    "mod": ("mod", 2), "fmod": ("fmod", 2), "floor_divide": ("floor_div", 2),
+}
+
+_COMMUTATIVE = {"add", "mul"}   # bitwise commutative in IEEE arithmetic
+_MAX_DIMS = 4
+_TYPES = {np.dtype(np.float32): GGMLType.F32, np.dtype(np.float64): GGMLType.F64}
+
+
+# ----------------------------------------------------------------------------- parsing
+def _parse(expr):
+    if not isinstance(expr, str):
+        raise TypeError(f"expr must be a str, not {type(expr).__name__}")
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as e:
+        raise SyntaxError(f"evaluate: cannot parse {expr!r}: {e.msg}") from None
+    return _check(tree.body, expr)
+
+
+def _check(node, expr):
+    """Validates the tree; returns it as nested tuples:
+    ("name", n) | ("const", v) | ("bin", op, l, r) | ("un", builder, x)."""
+    if isinstance(node, ast.Name):
+        return ("name", node.id)
+    if isinstance(node, ast.Constant):
+        v = node.value
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError(f"evaluate: constant {v!r} in {expr!r} is not a real number")
+        return ("const", float(v))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        x = _check(node.operand, expr)
+        if isinstance(node.op, ast.UAdd):
+            return x
+        if x[0] == "const":
+            return ("const", -x[1])
+        return ("un", "neg", x)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        left, right = _check(node.left, expr), _check(node.right, expr)
+        op = _BINOPS[type(node.op)]
+        if op == "pow" and right[0] == "const" and right[1] == 2.0:
+            return ("un", "sqr", left)    # numpy computes x**2 as x*x
+        if op == "pow" and right[0] == "const" and right[1] == 0.5:
+            return ("un", "sqrt", left)   # and x**0.5 as sqrt(x)
+        return ("bin", op, left, right)
+    if isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            name = getattr(node.func, "id", ast.unparse(node.func))
+            raise ValueError(f"evaluate: unknown function {name!r} in {expr!r} "
+                             f"(known: {', '.join(sorted(FUNCTIONS))})")
+        builder, nargs = FUNCTIONS[node.func.id]
+        if node.keywords or len(node.args) != nargs:
+            raise TypeError(f"evaluate: {node.func.id}() takes {nargs} positional "
+                            f"argument{'s' if nargs > 1 else ''} in {expr!r}")
+        args = [_check(a, expr) for a in node.args]
+        if nargs == 1:
+            return ("un", builder, args[0])
+        return ("bin", builder, args[0], args[1])
+    raise ValueError(f"evaluate: unsupported syntax {ast.unparse(node)!r} in {expr!r} "
+                     "(allowed: names, numbers, + - * / // % **, unary -, function calls)")
+
+
+def _names(tree, acc):
+    kind = tree[0]
+    if kind == "name":
+        acc.append(tree[1])
+    elif kind == "un":
+        _names(tree[2], acc)
+    elif kind == "bin":
+        _names(tree[2], acc)
+        _names(tree[3], acc)
+    return acc
+
+
+def _count(tree):
+    """(nodes, leafs) the tree needs (each leaf may get two headers)."""
+    kind = tree[0]
+    if kind in ("name", "const"):
+        return 0, 2
+    if kind == "un":
+        n, l = _count(tree[2])
+        return n + 1, l
+    n1, l1 = _count(tree[2])
+    n2, l2 = _count(tree[3])
+    return n1 + n2 + 1, l1 + l2
+
+
+# ----------------------------------------------------------------------------- layout
+def _collapse(shape, strides_list):
+    """Drops size-1 dims and merges adjacent dims that every operand walks contiguously
+    (stride[i] == stride[i+1] * shape[i+1]; broadcast dims have stride 0 and merge with
+    other broadcast dims). Returns (shape, [strides per operand]), outermost first."""
+    dims = [i for i, n in enumerate(shape) if n != 1]
+    shape2 = [shape[i] for i in dims]
+    strides2 = [[s[i] for i in dims] for s in strides_list]
+    i = len(shape2) - 2
+    while i >= 0:
+        if all(s[i] == s[i + 1] * shape2[i + 1] for s in strides2):
+            shape2[i] *= shape2[i + 1]
+            del shape2[i + 1]
+            for s in strides2:
+                s[i] = s[i + 1]
+                del s[i + 1]
+        i -= 1
+    return shape2, strides2
+
+
+class _Builder:
+    def __init__(self, ctx, arrays, shape, strides, rtype):
+        self.ctx = ctx
+        self.arrays = arrays      # name -> array (broadcast to shape, result dtype)
+        self.shape = shape        # collapsed output shape, outermost first
+        self.strides = strides    # name -> collapsed strides
+        self.rtype = rtype
+        self.keep = []            # arrays that must outlive the compute
+        self.cache = {}
+
+    def _ne(self, shape):
+        ne = list(reversed(shape)) + [1] * (_MAX_DIMS - len(shape))
+        return ne
+
+    def leaf(self, key, arr, strides, expanded):
+        """A header describing arr: natural (ne 1 on broadcast dims, so it tiles) or
+        expanded (full ne, stride 0 on broadcast dims, usable as src0)."""
+        ck = (key, expanded)
+        if ck in self.cache:
+            return self.cache[ck]
+        ne = [n if (expanded or s != 0) else 1 for n, s in zip(self.shape, strides)]
+        t = self.ctx.new_tensor(self.rtype, self._ne(ne))
+        nb = list(reversed(strides)) + [0] * (_MAX_DIMS - len(strides))
+        _graph.set_layout(t, arr.ctypes.data, nb)
+        self.cache[ck] = t
+        return t
+
+    def build(self, tree, expanded):
+        kind = tree[0]
+        if kind == "name":
+            name = tree[1]
+            return self.leaf(("n", name), self.arrays[name], self.strides[name], expanded)
+        if kind == "const":
+            arr = np.full((), tree[1], dtype=self.arrays_dtype)
+            self.keep.append(arr)
+            return self.leaf(("c", len(self.keep)), arr, [0] * len(self.shape), expanded)
+        if kind == "un":
+            x = self.build(tree[2], True)
+            return getattr(self.ctx, tree[1])(x)
+        op, left, right = tree[1], tree[2], tree[3]
+        if op in _COMMUTATIVE and left[0] in ("name", "const") and right[0] not in ("name", "const"):
+            left, right = right, left  # keep the full-shape operand as src0
+        a = self.build(left, True)
+        b = self.build(right, False)
+        return getattr(self.ctx, op)(a, b)
+
+
+def _as_input(name, value):
+    if isinstance(value, np.ndarray):
+        arr = value
+    elif isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool):
+        arr = np.asarray(value, dtype=np.float64 if not isinstance(value, np.floating)
+                         else value.dtype)
+        if not isinstance(value, np.generic):
+            return arr, True   # a Python number: weak, takes the others' dtype
+    else:
+        raise TypeError(f"evaluate: input {name!r} must be a numpy array or a real "
+                        f"number, not {type(value).__name__}")
+    if arr.dtype not in _TYPES:
+        raise TypeError(f"evaluate: input {name!r} has dtype {arr.dtype}; float32 and "
+                        "float64 are supported")
+    return arr, False
+
+
+def evaluate(expr, /, n_threads=None, out=None, **arrays):
+    """Evaluates an elementwise expression over numpy arrays in one fused pass.
+
+    ``ggml_cy.evaluate("a*b + c*d - e", a=a, b=b, c=c, d=d, e=e)``. Names refer to the
+    keyword arguments; ``out`` (optional) receives the result (shape and dtype must
+    match); ``n_threads`` defaults to ``ggml_cy.get_num_threads()``. See ``FUNCTIONS``
+    for the callable functions."""
+    tree = _parse(expr)
+    names = _names(tree, [])
+    missing = sorted(set(names) - set(arrays))
+    if missing:
+        raise NameError(f"evaluate: unknown name{'s' if len(missing) > 1 else ''} "
+                        f"{', '.join(repr(m) for m in missing)} in {expr!r} "
+                        "(pass them as keyword arguments)")
+    n_threads = (_graph.default_n_threads() if n_threads is None
+                 else _threads.check_num_threads(n_threads))
+    inputs, weak = {}, {}
+    for name in dict.fromkeys(names):
+        inputs[name], weak[name] = _as_input(name, arrays[name])
+    strong = [a.dtype for n, a in inputs.items() if not weak[n]]
+    dtype = np.result_type(*strong) if strong else np.dtype(np.float64)
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in inputs.values()))
+    except ValueError:
+        shapes = ", ".join(f"{n} {a.shape}" for n, a in inputs.items())
+        raise ValueError(f"evaluate: operands could not be broadcast together: {shapes}") from None
+    if out is not None:
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"evaluate: out must be a numpy array, not {type(out).__name__}")
+        if out.shape != tuple(shape) or out.dtype != dtype:
+            raise ValueError(f"evaluate: out has shape {out.shape} and dtype {out.dtype}; "
+                             f"the result has shape {tuple(shape)} and dtype {dtype}")
+        if not out.flags.writeable:
+            raise ValueError("evaluate: out is read-only")
+        result = out
+    else:
+        result = np.empty(shape, dtype=dtype)
+    if result.size == 0:
+        return result
+    for name in inputs:
+        if inputs[name].dtype != dtype:
+            inputs[name] = inputs[name].astype(dtype)
+        inputs[name] = np.broadcast_to(inputs[name], shape)
+    order = list(inputs)
+    cshape, cstrides = _collapse(list(shape), [list(result.strides)] +
+                                 [list(inputs[n].strides) for n in order])
+    if len(cshape) > _MAX_DIMS:
+        raise ValueError(f"evaluate: the operands' layouts need {len(cshape)} dimensions "
+                         f"after merging; at most {_MAX_DIMS} are supported (make the "
+                         "inputs contiguous)")
+    strides = dict(zip(order, cstrides[1:]))
+    n_nodes, n_leafs = _count(tree)
+    n_nodes += 1
+    gsize = max(n_nodes, n_leafs, 1)
+    from ggml_cy.context import Context
+    mem = ((n_nodes + n_leafs + 4) * _core.tensor_overhead()
+           + Context.graph_overhead(gsize) + 1024)
+    ctx = Context(mem, no_alloc=True)
+    b = _Builder(ctx, inputs, cshape, strides, _TYPES[dtype])
+    b.arrays_dtype = dtype
+    root = b.build(tree, True)
+    if root.op == 0:  # a bare name or constant: copy it
+        root = ctx.dup(root)
+    # memory: the result for the root, fresh (untouched, so free until written) arrays
+    # for other nodes; those the fused executor keeps in cache are never written
+    graph = ctx.new_graph(gsize)
+    graph.build_forward_expand(root)
+    nb_out = list(reversed(cstrides[0])) + [0] * (_MAX_DIMS - len(cshape))
+    for node in graph.nodes:
+        if node == root:
+            _graph.set_layout(node, result.ctypes.data, nb_out)
+        elif not node.has_data:
+            buf = np.empty(node.nelements, dtype=node.dtype)
+            b.keep.append(buf)
+            _graph.place_tensor(node, buf.ctypes.data, 0)
+    graph.compute(n_threads)
+    return result
