@@ -323,6 +323,12 @@ _DTYPE_LOOPS = {}                  # loops resolved with an explicit dtype=
 _RESOLVERS = [None] * MAX_OP       # per op: the numpy ufunc whose promotion it follows
 _FALLBACKS = [None] * MAX_OP       # per op: the callable that computes it with numpy
 _NAMES = [None] * MAX_OP           # per op: the name in numpy's messages
+_OP_BY_NAME = {}                   # name -> op
+
+
+def _op_number(name):
+    """The ggml op behind a public function name ("add", "divide", "relu", ...)."""
+    return _OP_BY_NAME[name]
 cdef bint g_float_only[MAX_OP]     # activations: float results, promoted like np.exp
 
 
@@ -567,8 +573,18 @@ cdef inline bint is_device_tensor(object x):
     return bool(getattr(tp, "__ggml_cy_device__", False))
 
 
+cdef long long g_fallbacks = 0     # calls handed to numpy (tests check the native path)
+
+
+def _fallback_count():
+    """How many elementwise calls numpy has computed instead of the kernels so far."""
+    return g_fallbacks
+
+
 cdef object fallback(int op, tuple args, object out, object dtype, dict kwargs):
     """numpy computes it (or raises numpy's error); CUDA tensors go to ggml_cy.cuda."""
+    global g_fallbacks
+    g_fallbacks += 1
     for x in args:
         if is_device_tensor(x):
             from ggml_cy import cuda
@@ -672,6 +688,8 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
             ops[1].type = loop.t0
             ops[1].nd = 0
         else:
+            if c0 != CODE_PYFLOAT:   # out-of-range ints: numpy raises or (comparisons) copes
+                return fallback(op, args, out, dtype, kwargs)
             x0 = np.asarray(a, dtype=loop.d0)
             array_operand(&ops[1], x0, loop.t0)
     nops = 2
@@ -687,6 +705,8 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
                 ops[2].type = loop.t1
                 ops[2].nd = 0
             else:
+                if c1 != CODE_PYFLOAT:
+                    return fallback(op, args, out, dtype, kwargs)
                 x1 = np.asarray(b, dtype=loop.d1)
                 array_operand(&ops[2], x1, loop.t1)
         nops = 3
@@ -759,6 +779,7 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
     if flags:
         _fpe.report(flags, _NAMES[op], 4)
     if own_out and nd == 0:
+        Py_INCREF(res)       # PyArray_Return steals a reference
         return cnp.PyArray_Return(res)
     return res
 
@@ -772,6 +793,7 @@ def _register(int op, str name, resolver, fallback_fn, bint float_only=False):
     if op < 0 or op >= MAX_OP:
         raise ValueError(f"op {op} out of range")
     _NAMES[op] = name
+    _OP_BY_NAME[name] = op
     _RESOLVERS[op] = resolver
     _FALLBACKS[op] = fallback_fn
     g_float_only[op] = float_only
