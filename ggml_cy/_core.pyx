@@ -112,9 +112,9 @@ def _as_type(obj):
     dtype-like (np.float32, 'float32'). TypeError/ValueError otherwise."""
     if isinstance(obj, GGMLType):
         return obj
-    if isinstance(obj, bool):
-        raise TypeError("a ggml type must be a GGMLType, an int, a type name or a numpy dtype, "
-                        "not bool")
+    if obj is None or isinstance(obj, bool):   # np.dtype(None) would mean float64
+        raise TypeError(f"a ggml type must be a GGMLType, an int, a type name or a numpy "
+                        f"dtype, not {obj!r}")
     if isinstance(obj, (int, np.integer)):
         try:
             return GGMLType(int(obj))
@@ -427,7 +427,7 @@ cdef _init_external(Context self, buf, int64_t size):
                         f"bytearray, mmap), not {type(buf).__name__}")
     try:
         PyObject_GetBuffer(buf, &self._view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS)
-    except BufferError as e:
+    except (BufferError, ValueError) as e:   # numpy says ValueError, others BufferError
         raise ValueError(f"mem_buffer must be a writable, contiguous buffer: {e}") from e
     cdef size_t length = <size_t>self._view.len
     if size < 0:
@@ -779,8 +779,9 @@ cdef ggml_tensor * core_new_view(Context ctx, ggml_tensor * a, int n_dims,
         if i < n_dims:
             full_nb[i] = nb[i]
         elif gcy_mul_i64(full_nb[i - 1], full_ne[i - 1], &full_nb[i]):
-            # trailing dims of size 1 get contiguous-style strides (as in ggml_view_2d)
-            raise OverflowError("view strides overflow int64")
+            # trailing dims of size 1 get contiguous-style strides (as in ggml_view_2d);
+            # a size-1 dim's stride is never used, so an unrepresentable one is replaced
+            full_nb[i] = full_nb[i - 1]
         if full_ne[i] < 0:
             raise ValueError(f"view ne must be >= 0, got {_fmt4(full_ne)}")
     if core_extent(a.type, full_ne, full_nb, &lo, &hi) != 0:
