@@ -29,3 +29,14 @@ __all__ = [
     "float32_to_bfloat16",
     "bfloat16_to_float32",
 ]
+
+
+# --- GPU (CUDA) section: DLPack import lives in ggml_cy.cuda (always importable) ---
+def from_dlpack(x):
+    """Wraps a DLPack producer without copying: CUDA memory (torch, cupy, ...) becomes a
+    ggml_cy.cuda.DeviceTensor, host memory a numpy array."""
+    from ggml_cy import cuda
+    return cuda.from_dlpack(x)
+
+
+__all__.append("from_dlpack")
