@@ -668,7 +668,7 @@ cdef class Context:
         if t == GGMLType.BF16:
             if arr.dtype != np.uint16:
                 arr = float32_to_bfloat16(arr)
-        arr = np.ascontiguousarray(arr, dtype=_NUMPY_DTYPE[t])
+        arr = np.asarray(arr, dtype=_NUMPY_DTYPE[t], order="C")
         cdef int64_t cne[4]
         cdef int i
         for i in range(GGML_MAX_DIMS):
@@ -1252,7 +1252,7 @@ def float32_to_bfloat16(arr):
     a = np.asarray(arr)
     if a.dtype.kind not in "biuf":
         raise TypeError(f"float32_to_bfloat16 needs real numbers, not dtype {a.dtype}")
-    a32 = np.ascontiguousarray(a, dtype=np.float32)
+    a32 = np.asarray(a, dtype=np.float32, order="C")   # (ascontiguousarray makes 0-d 1-d)
     out = np.empty(a32.shape, dtype=np.uint16)
     cdef const uint32_t[::1] src = a32.reshape(-1).view(np.uint32)
     cdef uint16_t[::1] dst = out.reshape(-1)
