@@ -1,0 +1,321 @@
+"""Issue 5's GPU bench: ggml_cy's CUDA kernels side by side with torch in one process.
+
+    python -m bench gpu            # on a CUDA machine; skipped with a message elsewhere
+
+Bandwidth cases (contiguous adds, broadcasts, permute and transpose copies) are timed on the
+device with CUDA events: a GPU sleep is queued first so that the host gets ahead, then a
+batch of launches runs back to back between two events (kernel time, not Python launch
+overhead, for both libraries). Per case the inputs rotate over enough buffer sets to exceed
+the L2 cache several times. GB/s counts bytes read + written once (each input read once,
+the output written once). Each sample is one batch; the median over samples is reported,
+libraries interleaved sample by sample.
+
+The 64-op graph case is about launch overhead, so it is timed on the host (the harness's
+method: batches of calls, a device synchronize, median): ggml_cy replays the captured CUDA
+graph of 64 chained small ops, torch runs the same 64 ops eagerly; the time is per op.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from bench import _env, _harness, _report
+from bench import gpu_frame as gf
+from bench._harness import Call, Case, CaseResult, Setup, Target, Timing
+
+GRAPH_OPS = 64
+GRAPH_N = 4096          # elements per op in the graph case ("small")
+
+
+# ----------------------------------------------------------------------------- timing
+class EventTimer:
+    """Times `launch(i)` batches on the device. make_events() -> (start, end) objects with
+    record() and a way to read the elapsed milliseconds."""
+
+    def __init__(self, torch, gcuda):
+        self.torch = torch
+        self.gcuda = gcuda
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        self.clock_hz = (getattr(props, "clock_rate", 0) or 1_800_000) * 1e3
+
+    def sample(self, lib, launch, n_calls, host_s):
+        """Seconds per call for n_calls back-to-back launches."""
+        torch = self.torch
+        # queue a GPU sleep long enough for the host to queue every launch behind it
+        torch.cuda._sleep(int(self.clock_hz * (n_calls * host_s * 1.5 + 1e-4)))
+        if lib == "torch":
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            for i in range(n_calls):
+                launch(i)
+            e.record()
+            e.synchronize()
+            ms = s.elapsed_time(e)
+        else:
+            s, e = self.gcuda.Event(), self.gcuda.Event()
+            s.record()
+            for i in range(n_calls):
+                launch(i)
+            e.record()
+            ms = s.elapsed_ms(e)
+        return ms * 1e-3 / n_calls
+
+
+def measure_events(case, opts, timer):
+    """CaseResult for a bandwidth case: setup() -> (Setup, {lib: launch(i)})."""
+    res = CaseResult(case)
+    try:
+        setup, launches = case.setup()
+    except Exception as exc:
+        res.skipped = {"*": f"setup failed: {type(exc).__name__}: {exc}"}
+        return res
+    res.nbytes, res.per_op = setup.nbytes, 1
+    res.notes.extend(setup.notes)
+    torch = timer.torch
+    plan = {}
+    for lib, launch in launches.items():
+        try:
+            out = launch(0)                          # warm-up, and the result to check
+            torch.cuda.synchronize()
+            timer.gcuda.synchronize()
+            if setup.reference is not None:
+                msg = gf.device_compare(out, setup.reference)
+                if msg:
+                    res.mismatches[lib] = msg
+            t0 = time.perf_counter()                 # host cost of one launch
+            for i in range(8):
+                launch(i)
+            host_s = (time.perf_counter() - t0) / 8
+            torch.cuda.synchronize()
+            timer.gcuda.synchronize()
+            est = timer.sample(lib, launch, 4, host_s)
+            n_calls = int(min(200, max(4, math.ceil(1e-3 / max(est, 1e-7)))))
+            plan[lib] = (n_calls, host_s)
+        except Exception as exc:
+            res.errors[lib] = f"{type(exc).__name__}: {exc}"
+    samples = {lib: [] for lib in plan}
+    n_samples = 1 if opts.smoke else max(opts.repeat, 15)
+    for r in range(n_samples):
+        libs = list(plan)
+        libs = libs[r % len(libs):] + libs[:r % len(libs)] if libs else libs
+        for lib in libs:
+            n_calls, host_s = plan[lib]
+            samples[lib].append(timer.sample(lib, launches[lib], n_calls, host_s))
+    for lib, xs in samples.items():
+        if xs:
+            q1, q3 = _harness._quartiles(xs)
+            res.timings[lib] = Timing(statistics.median(xs), min(xs), q1, q3, len(xs), plan[lib][0])
+            res.notes.append(f"{lib}: host {plan[lib][1] * 1e6:.1f} us per launch")
+    return res
+
+
+# ----------------------------------------------------------------------------- cases
+def _rotation(bytes_per_set, l2_bytes, smoke):
+    """Buffer sets to rotate over so that a batch touches > 4x the L2 cache."""
+    if smoke:
+        return 1
+    return int(min(16, max(1, math.ceil(4 * l2_bytes / max(bytes_per_set, 1)))))
+
+
+def _binary_case(env, name, sa, sb, dtype, group, targets):
+    torch, gc, gcuda = env["torch"], env["gc"], env["gcuda"]
+    tdt = getattr(torch, np.dtype(dtype).name)
+
+    def setup():
+        n_out = int(np.prod(sa))
+        n_b = int(np.prod(sb))
+        isz = np.dtype(dtype).itemsize
+        per_set = (2 * n_out + n_b) * isz
+        k = _rotation(per_set, env["l2"], env["opts"].smoke)
+        ta = [torch.randn(sa, device="cuda", dtype=tdt) for _ in range(k)]
+        tb = [torch.randn(sb, device="cuda", dtype=tdt) for _ in range(k)]
+        to = [torch.empty(sa, device="cuda", dtype=tdt) for _ in range(k)]
+        ga = [gc.from_dlpack(t) for t in ta]         # the same data, no copy
+        gb = [gc.from_dlpack(t) for t in tb]
+        go = [gcuda.empty(sa, dtype) for _ in range(k)]
+        ref = (ta[0].float() + tb[0].float()).to(tdt).cpu().numpy()
+        launches = {
+            "ggml_cy": lambda i: gc.add(ga[i % k], gb[i % k], out=go[i % k]),
+            "torch": lambda i: torch.add(ta[i % k], tb[i % k], out=to[i % k]),
+        }
+        return Setup({}, nbytes=per_set, reference=ref,
+                     notes=[f"{k} rotating buffer sets"]), launches
+
+    params = {"op": "add", "dtype": np.dtype(dtype).name, "shape_a": sa, "shape_b": sb}
+    return Case(name, setup, group=group, params=params, targets=targets)
+
+
+def _copy_case(env, name, shape, axes, group, targets):
+    torch, gc, gcuda = env["torch"], env["gc"], env["gcuda"]
+
+    def setup():
+        n = int(np.prod(shape))
+        per_set = 2 * n * 4
+        k = _rotation(per_set, env["l2"], env["opts"].smoke)
+        ts = [torch.randn(shape, device="cuda") for _ in range(k)]
+        tperm = [t.permute(*axes) for t in ts]
+        to = [torch.empty(tuple(tperm[0].shape), device="cuda") for _ in range(k)]
+        gs = [gc.from_dlpack(t).transpose(axes) for t in ts]
+        go = [gcuda.empty(tuple(tperm[0].shape), np.float32) for _ in range(k)]
+        ref = tperm[0].contiguous().cpu().numpy()
+
+        def g_launch(i):
+            gcuda.copyto(go[i % k], gs[i % k])
+            return go[i % k]
+
+        def t_launch(i):
+            return to[i % k].copy_(tperm[i % k])
+
+        return Setup({}, nbytes=per_set, reference=ref,
+                     notes=[f"{k} rotating buffer sets"]), {"ggml_cy": g_launch, "torch": t_launch}
+
+    return Case(name, setup, group=group, params={"op": "copy", "shape": shape, "axes": axes},
+                targets=targets)
+
+
+def _graph_case(env):
+    torch, gc, gcuda = env["torch"], env["gc"], env["gcuda"]
+
+    def setup():
+        from ggml_cy import backend
+        ctx = gc.Context(mem_size=1 << 22, no_alloc=True)
+        x = ctx.new_tensor_1d(gc.GGMLType.F32, GRAPH_N)
+        y = ctx.new_tensor_1d(gc.GGMLType.F32, GRAPH_N)
+        z = x
+        builders = [ctx.add, ctx.mul, ctx.sub, ctx.add]
+        for i in range(GRAPH_OPS):
+            z = builders[i % 4](z, y)
+        g = ctx.new_graph()
+        g.build_forward_expand(z)
+        be = gcuda.cuda_init()
+        buf = backend.alloc_ctx_tensors(ctx, be)
+        xv = np.random.default_rng(0).uniform(0.5, 1.0, GRAPH_N).astype(np.float32)
+        yv = np.random.default_rng(1).uniform(0.9, 1.1, GRAPH_N).astype(np.float32)
+        backend.tensor_set(x, xv)
+        backend.tensor_set(y, yv)
+        be.graph_compute(g)
+        be.graph_compute(g)                     # second call: captured, then replayed
+        ops = [np.add, np.multiply, np.subtract, np.add]
+        zr = xv
+        for i in range(GRAPH_OPS):
+            zr = ops[i % 4](zr, yv)
+        tx = torch.from_numpy(xv).cuda()
+        ty = torch.from_numpy(yv).cuda()
+        tops = [torch.add, torch.mul, torch.sub, torch.add]
+
+        def torch_chain():
+            t = tx
+            for i in range(GRAPH_OPS):
+                t = tops[i % 4](t, ty)
+            return t
+
+        def ggml_graph():
+            be.graph_compute(g)
+            return z
+
+        def check(result, reference):
+            if isinstance(result, gc.Tensor):
+                gcuda.synchronize()
+                result = backend.tensor_get(result)
+            return gf.device_compare(result, reference)
+
+        keep = (ctx, buf)                       # noqa: F841 (alive while timed)
+        notes = [f"{GRAPH_OPS} chained add/mul/sub ops on {GRAPH_N} float32; ggml_cy: captured "
+                 "CUDA graph replayed (graph_compute), torch: eager; time per op, host clock",
+                 f"ggml_cy graph replayed: {be.last_replayed}"]
+
+        def sync():
+            torch.cuda.synchronize()
+            gcuda.synchronize()
+        return Setup({"ggml_cy": Call(ggml_graph), "torch": Call(torch_chain)},
+                     nbytes=GRAPH_OPS * 3 * GRAPH_N * 4, per_op=GRAPH_OPS, reference=zr,
+                     compare=check, sync=sync, notes=notes)
+
+    return Case(f"graph {GRAPH_OPS} ops x {GRAPH_N} f32 (per op)", setup, group="graph",
+                params={"ops": GRAPH_OPS, "n": GRAPH_N},
+                targets=[Target("per-op<=0.5x", "xtorch", 2.0)])
+
+
+def build_cases(env):
+    quick = env["opts"].quick
+    cases = []
+    sizes = [1 << 20, 1 << 24] if quick else [1 << 20, 1 << 24, 1 << 27]
+    t_contig = [Target("torch>=0.95", "xtorch", 0.95)]
+    for dt in (np.float32, np.float16):
+        for n in sizes:
+            label = f"{n >> 20}M"
+            cases.append(_binary_case(env, f"add {np.dtype(dt).name} {label}", (n,), (n,), dt,
+                                      "contiguous", t_contig))
+    bshapes = [((4096, 4096), (4096,)), ((4096, 4096), (4096, 1)),
+               ((32, 64, 56, 56), (1, 64, 1, 1)), ((8, 512, 4096), (512, 4096))]
+    for dt, thr in ((np.float32, 1.1), (np.float16, 1.5)):
+        for sa, sb in bshapes:
+            cases.append(_binary_case(env, f"add {np.dtype(dt).name} {sa}+{sb}", sa, sb, dt,
+                                      "broadcast", [Target(f"torch>={thr}", "xtorch", thr)]))
+    cases.append(_copy_case(env, "permute copy (16,128,64,64) (0,2,1,3) f32",
+                            (16, 128, 64, 64), (0, 2, 1, 3), "copy", []))
+    cases.append(_copy_case(env, "transpose copy 4096x4096 f32", (4096, 4096), (1, 0), "copy",
+                            [Target("torch>=2.5", "xtorch", 2.5)]))
+    cases.append(_graph_case(env))
+    return cases
+
+
+def _measure_all(cases, opts, timer):
+    results = []
+    stream = opts.progress_stream()
+    for case in cases:
+        t0 = time.perf_counter()
+        if case.group == "graph":
+            res = _harness.measure(case, opts)
+        else:
+            res = measure_events(case, opts, timer)
+        results.append(res)
+        if stream is not None:
+            times = ", ".join(f"{lib} {res.time(lib) * 1e6:.2f} us" for lib in res.timings)
+            print(f"  {case.name}: {times or res.skipped or res.errors} "
+                  f"({time.perf_counter() - t0:.1f} s)", file=stream, flush=True)
+    return results
+
+
+def run(opts, json_path, argv=None, out=None):
+    out = out if out is not None else sys.stdout
+    from bench import _libs
+    gc, load_note = _libs.load_ggml_cy()
+    torch = _libs.load_optional("torch")
+    reason = gf.no_device_reason(gc, torch)
+    if reason is not None:
+        print(f"bench gpu: skipped: {reason}", file=out, flush=True)
+        return None
+    import ggml_cy.cuda as gcuda
+    device = gf.device_info(torch, gc)
+    info = gcuda.device_info()
+    device["ggml_cy_device"] = info["name"]
+    device["l2_bytes"] = info["l2_cache_bytes"]
+    meta = _env.environment(gc, opts.threads, "gpu", argv, extra={"device": device})
+    header = [f"device  : {device.get('name')} (compute capability {device.get('capability')}, "
+              f"{device.get('memory_gib')} GiB, {device.get('multiprocessors')} SMs, L2 "
+              f"{info['l2_cache_bytes'] >> 20} MiB), torch CUDA {device.get('torch_cuda')}",
+              "method  : bandwidth cases: CUDA events around a batch of launches queued behind "
+              "a GPU sleep (kernel time), median over samples, inputs rotated beyond L2; "
+              "graph case: host clock + synchronize; GB/s = bytes read + written / median"]
+    if load_note:
+        header.append(load_note)
+    print("\n".join(_env.format_header(meta, header)), file=out, flush=True)
+    if json_path is None:
+        json_path = _report.default_json_path("gpu", opts, tag=device.get("name"))
+    env = {"gc": gc, "gcuda": gcuda, "torch": torch, "opts": opts,
+           "l2": info["l2_cache_bytes"] or (50 << 20)}
+    t0 = time.perf_counter()
+    results = _measure_all(build_cases(env), opts, EventTimer(torch, gcuda))
+    ratios = gf.torch_ratios()
+    _harness.evaluate_ratios(results, ratios)
+    meta["runtime_s"] = round(time.perf_counter() - t0, 1)
+    pre = ["ratios  : xtorch = torch's time / ggml_cy's (above 1: ggml_cy faster); "
+           "'!' = result differs from the reference"]
+    doc = _report.finish(results, gf.GPU_LIBS, ratios, meta, json_path, out, preamble=pre)
+    print(f"total {meta['runtime_s']} s", file=out, flush=True)
+    return doc
