@@ -40,3 +40,16 @@ def from_dlpack(x):
 
 
 __all__.append("from_dlpack")
+
+# numpy-style functions (ggml_cy.ufuncs): add, multiply, ..., threads
+from ggml_cy.ufuncs import *  # noqa: E402,F401,F403
+from ggml_cy.ufuncs import __all__ as _ufuncs_all  # noqa: E402
+__all__ += _ufuncs_all
+
+# ggml's graph API: Context with op builders, graphs, backends, fused expressions
+from ggml_cy.context import Context  # noqa: E402,F811  (the core Context plus builders)
+from ggml_cy._graph import Graph  # noqa: E402
+from ggml_cy._compute import Plan  # noqa: E402
+from ggml_cy.expr import evaluate  # noqa: E402
+from ggml_cy import backend  # noqa: E402
+__all__ += ["Graph", "Plan", "evaluate", "backend"]

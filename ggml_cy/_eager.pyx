@@ -777,7 +777,7 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
             return fallback(op, args, out, dtype, kwargs)
         flags |= rc
     if flags:
-        _fpe.report(flags, _NAMES[op], 4)
+        _fpe.report(flags, _NAMES[op], 2)
     if own_out and nd == 0:
         Py_INCREF(res)       # PyArray_Return steals a reference
         return cnp.PyArray_Return(res)
@@ -1224,7 +1224,7 @@ def astype(x, dtype, /, copy=True, *, from_bfloat16=False, n_threads=None):
     if rc < 0:
         return _astype_numpy(x, d, t, tx, from_bfloat16, copy)
     if rc:
-        _fpe.report(rc, "cast", 3)
+        _fpe.report(rc, "cast", 2)
     return res
 
 
@@ -1276,7 +1276,7 @@ def ascontiguousarray(a, dtype=None, *, n_threads=None):
     if rc < 0:
         return np.ascontiguousarray(a, dtype=dtype)
     if rc:
-        _fpe.report(rc, "cast", 3)
+        _fpe.report(rc, "cast", 2)
     return res
 
 
@@ -1319,7 +1319,7 @@ def copyto(dst, src, casting="same_kind", where=True, *, n_threads=None):
     if rc < 0:
         return np.copyto(dst, src, casting=casting, where=where)
     if rc:
-        _fpe.report(rc, "cast", 3)
+        _fpe.report(rc, "cast", 2)
     return None
 
 

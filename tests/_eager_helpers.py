@@ -9,8 +9,12 @@ def bits(x):
     return np.ascontiguousarray(a).tobytes()
 
 
-def assert_same(got, want):
-    """got equals numpy's want: same Python type (scalar vs array), dtype, shape, bits."""
+TRANSCENDENTAL = {"exp", "expm1", "log", "log1p", "sin", "cos", "tanh"}
+
+
+def assert_same(got, want, max_ulp=0):
+    """got equals numpy's want: same Python type (scalar vs array), dtype, shape, bits
+    (or within max_ulp units in the last place, for transcendental functions)."""
     assert type(got) is type(want), (type(got), type(want))
     if isinstance(want, (np.ndarray, np.generic)):
         assert got.dtype == want.dtype, (got.dtype, want.dtype)
@@ -19,6 +23,8 @@ def assert_same(got, want):
             assert np.asarray(got).tolist() == np.asarray(want).tolist()
         elif want.dtype in (np.longdouble, np.clongdouble):   # padding bytes vary
             assert np.array_equal(got, want, equal_nan=True)
+        elif max_ulp and want.dtype.kind == "f":
+            np.testing.assert_array_max_ulp(got, want, max_ulp)
         else:
             assert bits(got) == bits(want), (got, want)
     else:
@@ -33,7 +39,7 @@ def outcome(fn):
         return ("err", type(e), str(e))
 
 
-def assert_same_outcome(got_fn, want_fn):
+def assert_same_outcome(got_fn, want_fn, max_ulp=0):
     """Both calls give the same result, or raise the same exception type and message."""
     got, want = outcome(got_fn), outcome(want_fn)
     if want[0] == "err":
@@ -42,7 +48,7 @@ def assert_same_outcome(got_fn, want_fn):
         assert got[2] == want[2], (got[2], want[2])
     else:
         assert got[0] == "ok", f"unexpected {got[1].__name__}: {got[2]}"
-        assert_same(got[1], want[1])
+        assert_same(got[1], want[1], max_ulp)
     return got
 
 

@@ -1,0 +1,139 @@
+"""Thread control (set/get, context manager, per-call n_threads, environment defaults) and
+calls from several Python threads at once (the GIL is released around the kernels)."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import ggml_cy as g
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def test_set_returns_previous_and_get_reads_back():
+    old = g.get_num_threads()
+    try:
+        assert g.set_num_threads(3) == old
+        assert g.get_num_threads() == 3
+        assert g.set_num_threads(np.int32(1)) == 3
+        assert g.get_num_threads() == 1
+    finally:
+        g.set_num_threads(old)
+
+
+@pytest.mark.parametrize("bad,err", [(0, ValueError), (-2, ValueError), (10**9, ValueError),
+                                     (1.5, TypeError), ("2", TypeError), (None, TypeError),
+                                     (True, TypeError), ([2], TypeError)])
+def test_bad_thread_counts(bad, err):
+    old = g.get_num_threads()
+    with pytest.raises(err):
+        g.set_num_threads(bad)
+    with pytest.raises(err):
+        g.threads(bad)
+    if bad is not None:              # n_threads=None means the default
+        with pytest.raises(err):
+            g.add(np.ones(3), 1.0, n_threads=bad)
+    assert g.get_num_threads() == old
+
+
+def test_context_manager_nests_and_restores():
+    old = g.get_num_threads()
+    with g.threads(2) as t:
+        assert g.get_num_threads() == 2
+        with g.threads(1):
+            assert g.get_num_threads() == 1
+        assert g.get_num_threads() == 2
+        assert "2" in repr(t)
+    assert g.get_num_threads() == old
+    with pytest.raises(KeyError):
+        with g.threads(3):
+            raise KeyError("boom")
+    assert g.get_num_threads() == old
+
+
+def _default_in_subprocess(env_updates):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GGML_CY_NUM_THREADS", "OMP_NUM_THREADS")}
+    env.update(env_updates)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    code = ("import warnings, sys\nwarnings.simplefilter('always')\n"
+            "import ggml_cy\nprint(ggml_cy.get_num_threads())")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                       text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return int(r.stdout.strip().splitlines()[-1]), r.stderr
+
+
+def test_env_defaults():
+    ncpu = len(os.sched_getaffinity(0))
+    assert _default_in_subprocess({})[0] == ncpu
+    assert _default_in_subprocess({"OMP_NUM_THREADS": "3"})[0] == 3
+    assert _default_in_subprocess({"OMP_NUM_THREADS": "5,2"})[0] == 5
+    assert _default_in_subprocess({"GGML_CY_NUM_THREADS": "2", "OMP_NUM_THREADS": "3"})[0] == 2
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "1.5", "99999999"])
+def test_bad_env_warns_and_falls_back(value):
+    n, err = _default_in_subprocess({"GGML_CY_NUM_THREADS": value, "OMP_NUM_THREADS": "2"})
+    assert n == 2
+    assert "GGML_CY_NUM_THREADS" in err and "RuntimeWarning" in err
+
+
+def test_many_python_threads_at_once():
+    rng = np.random.default_rng(1)
+    inputs = [(rng.standard_normal(50_000).astype(dt), rng.standard_normal(50_000).astype(dt))
+              for dt in (np.float32, np.float64) for _ in range(4)]
+    errors = []
+    start = threading.Barrier(len(inputs))
+
+    def work(a, b):
+        try:
+            start.wait()
+            for i in range(20):
+                r = g.add(a, b, n_threads=1 + i % 3)
+                if not np.array_equal(r, a + b):
+                    errors.append("add mismatch")
+                r = g.multiply(a[::-1], b)
+                if not np.array_equal(r, a[::-1] * b):
+                    errors.append("multiply mismatch")
+        except Exception as e:  # noqa: BLE001
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=ab) for ab in inputs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == []
+
+
+def test_gil_released_during_kernels():
+    """With a 10 s switch interval a thread holding the GIL is never asked to drop it, so
+    the ticker thread only runs while the kernels have released it."""
+    a = np.ones(4_000_000, np.float32)
+    ticks = []
+    done = threading.Event()
+
+    def ticker():
+        while not done.is_set():
+            ticks.append(1)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(10.0)
+    t = threading.Thread(target=ticker)
+    try:
+        t.start()
+        before = len(ticks)
+        for _ in range(5):
+            g.add(a, a, n_threads=1)
+        during = len(ticks) - before
+    finally:
+        done.set()
+        sys.setswitchinterval(old)
+        t.join()
+    assert during > 0
