@@ -813,6 +813,7 @@ cdef ggml_tensor * core_new_view(Context ctx, ggml_tensor * a, int n_dims,
                      NULL if base.data == NULL else <void *>(<char *>base.data + abs_offs))
     t.view_src = base
     t.view_offs = <size_t>abs_offs
+    t.buffer = base.buffer   # a view lives in its base's backend buffer (ggml_backend_view_init)
     t.op = op
     t.src[0] = a
     return t
@@ -939,6 +940,24 @@ cdef Tensor _permute(Context ctx, Tensor a, axes, int op=GGML_OP_PERMUTE,
             t.op_params[i] = ax[i]
     _set_view_name(t, pa, suffix)
     return wrap_tensor(ctx, t)
+
+
+# ====================================================================== backend buffers
+
+_buffer_hook = None
+
+
+def set_buffer_hook(fn):
+    """Installs fn(buffer_handle:int) -> object, consulted by Tensor.numpy() for tensors
+    placed in a backend buffer (ggml_tensor.buffer != NULL). fn returns an object that
+    keeps the buffer's host memory alive (it becomes part of the array's base), or None
+    when the memory is not host-readable (device memory): numpy() then raises
+    RuntimeError instead of handing out an array over device memory. Without a hook,
+    numpy() trusts that placed data is host memory. None removes the hook."""
+    global _buffer_hook
+    if fn is not None and not callable(fn):
+        raise TypeError("set_buffer_hook needs a callable or None")
+    _buffer_hook = fn
 
 
 # ====================================================================== op names for repr
@@ -1158,6 +1177,13 @@ cdef class Tensor:
         cdef ggml_tensor * t = self.ptr()
         if t.data == NULL:
             raise RuntimeError("tensor has no data (a no_alloc header not placed in a buffer)")
+        base = self
+        if t.buffer != NULL and _buffer_hook is not None:
+            keeper = _buffer_hook(<size_t>t.buffer)
+            if keeper is None:
+                raise RuntimeError("tensor data lives in device memory; copy it out with "
+                                   "ggml_cy.backend.tensor_get")
+            base = (self, keeper)   # the array keeps the tensor and the buffer alive
         cdef int n = _ndim(t)
         cdef int want = n
         if ndim is not None:
@@ -1176,7 +1202,7 @@ cdef class Tensor:
                                                strides, t.data, 0, cnp.NPY_ARRAY_WRITEABLE,
                                                None)
         cnp.PyArray_UpdateFlags(arr, cnp.NPY_ARRAY_UPDATE_ALL)
-        cnp.set_array_base(arr, self)
+        cnp.set_array_base(arr, base)
         return arr
 
     def __array__(self, dtype=None, copy=None):

@@ -4,6 +4,7 @@ import os
 import weakref
 
 import numpy as np
+import pytest
 
 from ggml_cy import Context
 
@@ -103,3 +104,41 @@ def test_external_buffer_cycles_release_the_buffer():
         del ctx
     gc.collect()
     buf.extend(b"ok")                         # no export left behind
+
+
+def test_buffer_hook_guards_placed_tensors():
+    graph = pytest.importorskip("ggml_cy._graph")
+    from ggml_cy import _core
+    host = np.arange(8, dtype=np.float32)
+    ctx = Context(1 << 12, no_alloc=True)
+    t = ctx.new_tensor_1d("f32", 8)
+    graph.place_tensor(t, host.ctypes.data, 1234)       # a fake backend buffer handle
+    v = t.view_1d(4, 8)
+    assert v.data_ptr == host.ctypes.data + 8           # views follow their base's data
+
+    class Keeper:
+        pass
+
+    keeper = Keeper()
+    seen = []
+    try:
+        _core.set_buffer_hook(lambda h: (seen.append(h), None)[1])
+        with pytest.raises(RuntimeError, match="device memory"):
+            t.numpy()
+        with pytest.raises(RuntimeError, match="device memory"):
+            v.numpy()
+        assert seen == [1234, 1234]
+        _core.set_buffer_hook(lambda h: keeper)
+        arr = v.numpy()
+        assert arr.tolist() == [2, 3, 4, 5]
+        ref = weakref.ref(keeper)
+        del keeper
+        gc.collect()
+        assert ref() is not None                        # the array holds the buffer keeper
+        del arr
+        gc.collect()
+        assert ref() is None
+    finally:
+        _core.set_buffer_hook(None)
+    with pytest.raises(TypeError):
+        _core.set_buffer_hook(5)
