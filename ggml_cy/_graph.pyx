@@ -297,7 +297,7 @@ cdef class Graph:
                     h = hash_find(g, s)
                     if g.hash_keys[h] == s:
                         continue
-                    if <size_t> (g.n_nodes + g.n_leafs) + depth + 2 >= g.hash_size:
+                    if <size_t> (g.n_nodes + g.n_leafs) + depth + 2 > g.hash_size:
                         overflow = 1
                         break
                     g.hash_keys[h] = s
@@ -694,3 +694,9 @@ def set_layout(Tensor t not None, uintptr_t data, nb):
     for i in range(4):
         p.nb[i] = nb[i]
     p.data = <void *> data
+
+
+# Tensor.op_name / repr name ops through the kernel layer's table (ggml's GGML_OP_NAME).
+from ggml_cy import _core as _core_module
+if getattr(_core_module, "_op_namer", None) is None:
+    _core_module.set_op_namer(op_name_of)
