@@ -237,14 +237,33 @@ def _graph_case(env):
 
     return Case(f"graph {GRAPH_OPS} ops x {GRAPH_N} f32 (per op)", setup, group="graph",
                 params={"ops": GRAPH_OPS, "n": GRAPH_N},
-                targets=[Target("per-op<=0.5x", "xtorch", 2.0)])
+                targets=[Target("per-op<=0.5x", "vs_torch", 2.0)])
+
+
+def _ceiling_case(env):
+    """A large contiguous device-to-device copy: the memory ceiling both libraries share."""
+    torch, gc, gcuda = env["torch"], env["gc"], env["gcuda"]
+    n = 1 << 27
+
+    def setup():
+        ts, to = torch.randn(n, device="cuda"), torch.empty(n, device="cuda")
+        gs, go = gc.from_dlpack(ts), gcuda.empty((n,), np.float32)
+
+        def g_launch(i):
+            gcuda.copyto(go, gs)
+            return go
+
+        return Setup({}, nbytes=2 * n * 4, reference=ts.cpu().numpy()), {
+            "ggml_cy": g_launch, "torch": lambda i: to.copy_(ts)}
+
+    return Case("ceiling: d2d copy 512 MiB f32", setup, group="ceiling", params={"n": n})
 
 
 def build_cases(env):
     quick = env["opts"].quick
-    cases = []
+    cases = [_ceiling_case(env)]
     sizes = [1 << 20, 1 << 24] if quick else [1 << 20, 1 << 24, 1 << 27]
-    t_contig = [Target("torch>=0.95", "xtorch", 0.95)]
+    t_contig = [Target("torch>=0.95", "vs_torch", 0.95)]
     for dt in (np.float32, np.float16):
         for n in sizes:
             label = f"{n >> 20}M"
@@ -255,11 +274,11 @@ def build_cases(env):
     for dt, thr in ((np.float32, 1.1), (np.float16, 1.5)):
         for sa, sb in bshapes:
             cases.append(_binary_case(env, f"add {np.dtype(dt).name} {sa}+{sb}", sa, sb, dt,
-                                      "broadcast", [Target(f"torch>={thr}", "xtorch", thr)]))
+                                      "broadcast", [Target(f"torch>={thr}", "vs_torch", thr)]))
     cases.append(_copy_case(env, "permute copy (16,128,64,64) (0,2,1,3) f32",
                             (16, 128, 64, 64), (0, 2, 1, 3), "copy", []))
     cases.append(_copy_case(env, "transpose copy 4096x4096 f32", (4096, 4096), (1, 0), "copy",
-                            [Target("torch>=2.5", "xtorch", 2.5)]))
+                            [Target("torch>=2.5", "vs_torch", 2.5)]))
     cases.append(_graph_case(env))
     return cases
 
@@ -286,6 +305,10 @@ def run(opts, json_path, argv=None, out=None):
     from bench import _libs
     gc, load_note = _libs.load_ggml_cy()
     torch = _libs.load_optional("torch")
+    try:
+        import ggml_cy.cuda  # noqa: F401  (sets gc.cuda for the device check)
+    except ImportError:
+        pass
     reason = gf.no_device_reason(gc, torch)
     if reason is not None:
         print(f"bench gpu: skipped: {reason}", file=out, flush=True)

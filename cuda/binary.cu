@@ -24,18 +24,20 @@ constexpr int FAST_ILP = 4;   // 16-byte vectors per thread and operand in fligh
 template <int OP, typename T, typename TD, int MODE>
 __global__ void __launch_bounds__(BLOCK)
 k_bin_fast(const T * __restrict__ a, const T * __restrict__ b, TD * __restrict__ d,
-           uint32_t n, fastdiv K, fastdiv M, uint32_t sm, uint32_t sk) {
+           uint32_t n, fastdiv K, fastdiv M, uint32_t sm, uint32_t sk, int ilp) {
     constexpr int VEC = 16 / sizeof(T);
     using VT = vec_t<T, VEC>;
     using VD = vec_t<TD, VEC>;
     const uint32_t nvec = n / VEC;
-    const uint32_t v0 = blockIdx.x * (BLOCK * FAST_ILP) + threadIdx.x;
+    // ilp (1..FAST_ILP) vectors per thread: 4 keeps 4 loads per operand in flight on large
+    // tensors; small tensors take 1 so that the grid still fills every multiprocessor
+    const uint32_t v0 = blockIdx.x * (BLOCK * ilp) + threadIdx.x;
 
     VT va[FAST_ILP], vb[FAST_ILP];
 #pragma unroll
     for (int j = 0; j < FAST_ILP; j++) {
         const uint32_t v = v0 + j * BLOCK;
-        if (v < nvec) {
+        if (j < ilp && v < nvec) {
             va[j] = reinterpret_cast<const VT *>(a)[v];
             if constexpr (MODE == FAST_FLAT) {
                 vb[j] = reinterpret_cast<const VT *>(b)[v];
@@ -56,7 +58,7 @@ k_bin_fast(const T * __restrict__ a, const T * __restrict__ b, TD * __restrict__
 #pragma unroll
     for (int j = 0; j < FAST_ILP; j++) {
         const uint32_t v = v0 + j * BLOCK;
-        if (v < nvec) {
+        if (j < ilp && v < nvec) {
             VD r;
 #pragma unroll
             for (int e = 0; e < VEC; e++) {
@@ -97,19 +99,23 @@ static int launch_fast_op(const fast_plan & p, void * d, cudaStream_t stream) {
         using TD = std::conditional_t<op_gives_bool(OP), bool, T>;
         constexpr int VEC = 16 / sizeof(T);
         const uint32_t nvec = p.n / VEC;
-        unsigned int grid = ceil_div(nvec, BLOCK * FAST_ILP);
+        const cudaDeviceProp * props;
+        GCY_TRY(device_props(&props));
+        // 4 vectors per thread only when that still gives >= 4 blocks per multiprocessor
+        const int ilp = (int64_t)nvec >= (int64_t)BLOCK * FAST_ILP * 4 * props->multiProcessorCount ? FAST_ILP : 1;
+        unsigned int grid = ceil_div(nvec, BLOCK * ilp);
         if (grid == 0) grid = 1;
         const T * a = (const T *)p.a;
         const T * b = (const T *)p.b;
         fastdiv K = make_fastdiv(p.K), M = make_fastdiv(p.M);
         if (p.mode == FAST_FLAT) {
-            k_bin_fast<OP, T, TD, FAST_FLAT><<<grid, BLOCK, 0, stream>>>(a, b, (TD *)d, p.n, K, M, p.sm, p.sk);
+            k_bin_fast<OP, T, TD, FAST_FLAT><<<grid, BLOCK, 0, stream>>>(a, b, (TD *)d, p.n, K, M, p.sm, p.sk, ilp);
         } else if (p.mode == FAST_BCAST || op_is_commutative(OP)) {
             // a commutative op needs no swapped variant: op(b, a) == op(a, b)
-            k_bin_fast<OP, T, TD, FAST_BCAST><<<grid, BLOCK, 0, stream>>>(a, b, (TD *)d, p.n, K, M, p.sm, p.sk);
+            k_bin_fast<OP, T, TD, FAST_BCAST><<<grid, BLOCK, 0, stream>>>(a, b, (TD *)d, p.n, K, M, p.sm, p.sk, ilp);
         } else {
             if constexpr (!op_is_commutative(OP)) {
-                k_bin_fast<OP, T, TD, FAST_BCAST_SWAP><<<grid, BLOCK, 0, stream>>>(a, b, (TD *)d, p.n, K, M, p.sm, p.sk);
+                k_bin_fast<OP, T, TD, FAST_BCAST_SWAP><<<grid, BLOCK, 0, stream>>>(a, b, (TD *)d, p.n, K, M, p.sm, p.sk, ilp);
             }
         }
         return check_launch("binary fast-path kernel launch");

@@ -233,9 +233,10 @@ def _kind(x):
 def _loop_types(ufunc, args, dtype):
     """ggml types of the inputs and the output of the loop numpy would pick."""
     kinds = [_kind(a) for a in args]
-    if dtype is not None:
-        kinds = [np.dtype(dtype) if type_of(dtype) != BF16 else np.dtype(np.float32)] * len(args)
-    dts = ufunc.resolve_dtypes(tuple(kinds) + (None,))
+    want = None
+    if dtype is not None:       # numpy's dtype=: the output (and so the loop) type
+        want = np.dtype(np.float32) if type_of(dtype) == BF16 else np.dtype(dtype)
+    dts = ufunc.resolve_dtypes(tuple(kinds) + (want,))
     ins, out = [type_of(d) for d in dts[:-1]], type_of(dts[-1])
     # bfloat16: when every array operand is bfloat16 and numpy's stand-in loop is float32,
     # the loop runs in bfloat16 (as float16 runs in float16)
@@ -251,12 +252,17 @@ def _loop_types(ufunc, args, dtype):
 _scalar_cache = {}
 
 
+def _dtype_arg(t):
+    """The dtype argument naming ggml type t (numpy dtype, or 'bfloat16')."""
+    return "bfloat16" if t == BF16 else np_dtype(t)
+
+
 def _to_device(x, t):
     """x as a device tensor of ggml type t (uploads host data, casts device data)."""
     if _is_device(x):
         if not x.alive:
             raise CudaError("a device tensor argument's buffer was freed")
-        return x if x.ggml_type == t else astype(x, t)
+        return x if x.ggml_type == t else copy(x, _dtype_arg(t))
     if type(x) in (int, float, bool):
         key = (t, type(x), x)
         hit = _scalar_cache.get(key)
