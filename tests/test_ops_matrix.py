@@ -36,10 +36,10 @@ BINARY_LAYOUTS = ["specials_grid", "contiguous", "transposed", "both_transposed"
                   "sliced", "bcast_row", "bcast_col", "bcast_both", "bcast_view", "readonly",
                   "py_scalar", "np_scalar", "scalar_first", "zero_d", "zero_size", "out",
                   "out_strided", "out_is_input", "out_shifted", "out_reversed",
-                  "large", "large_bcast", "large_strided"]
+                  "large", "large_specials", "large_bcast", "large_strided"]
 UNARY_LAYOUTS = ["specials", "contiguous", "transposed", "negstride", "sliced", "bcast_view",
                  "readonly", "zero_d", "zero_size", "out", "out_strided", "out_is_input",
-                 "out_shifted", "out_reversed", "large", "large_strided"]
+                 "out_shifted", "out_reversed", "large", "large_specials", "large_strided"]
 
 SHAPE = (7, 13)  # odd sizes leave vector tails
 
@@ -58,9 +58,26 @@ def layout_threads(layouts):
 
 
 def _cy(name):
+    """ggml_cy.<name>, or ggml_cy.ufuncs.<name> while the package does not re-export it
+    (test_public_names checks the re-export on its own, so one missing import is one
+    failure, not thousands)."""
     fn = getattr(ggml_cy, name, None)
+    if fn is None:
+        import ggml_cy.ufuncs as uf
+        fn = getattr(uf, name, None)
     assert fn is not None, f"ggml_cy.{name} is missing"
     return fn
+
+
+ALL_PUBLIC = (BINARY_OPS + UNARY_OPS + ["relu", "sigmoid", "silu", "gelu", "gelu_erf",
+              "gelu_quick", "elu", "hardswish", "hardsigmoid", "softplus", "step",
+              "leaky_relu", "prelu", "clip", "clamp", "scale", "copyto",
+              "ascontiguousarray", "astype"])
+
+
+@pytest.mark.parametrize("name", ALL_PUBLIC)
+def test_public_names(name):
+    assert callable(getattr(ggml_cy, name, None)), f"ggml_cy.{name} is not exported"
 
 
 def _values(dtype, n, seed, op=None, role="a"):
@@ -91,6 +108,19 @@ def _fresh(dtype, shape, seed, op, role):
     small_exp = op == "power" and role == "b" and np.dtype(dtype).kind in "iu"
     return _base(np.dtype(dtype), n, seed, "power" if small_exp else None,
                  role).reshape(shape).copy()
+
+
+@functools.lru_cache(maxsize=None)
+def _large_specials_cached(dtype, k):
+    s = special_values(dtype)
+    v = s[np.random.default_rng(100 + k).integers(0, len(s), LARGE_N)]
+    v.setflags(write=False)
+    return v
+
+
+def _large_specials(dtype, k):
+    """LARGE_N values drawn only from the special values (so vector loops meet them all)."""
+    return _large_specials_cached(np.dtype(dtype), k).copy()
 
 
 def _scalar_for(dtype):
@@ -201,6 +231,10 @@ def binary_case(layout, dtype, op):
         elif layout == "large":
             a = _fresh(dt, (LARGE_N,), seed, op, "a")
             b = _fresh(dt, (LARGE_N,), seed + 1, op, "b")
+        elif layout == "large_specials":  # every pair of special values, in the SIMD path
+            a, b = _large_specials(dt, 0), _large_specials(dt, 1)
+            if op == "power" and dt.kind in "iu":
+                b = np.abs(b.astype(np.int64) % 7).astype(dt)
         elif layout == "large_bcast":
             a = _fresh(dt, (449, 447), seed, op, "a")
             b = _fresh(dt, (447,), seed + 1, op, "b")
@@ -334,6 +368,12 @@ def unary_case(layout, dtype, op, value_fn=None):
             watch = x
         elif layout == "large":
             x = fresh((LARGE_N,))
+        elif layout == "large_specials":
+            if value_fn is not None:
+                s = value_fn(dt, 0, seed, specials_only=True)
+                x = s[np.random.default_rng(seed).integers(0, len(s), LARGE_N)]
+            else:
+                x = _large_specials(dt, 2)
         elif layout == "large_strided":
             x = fresh((2 * LARGE_N,))[::-2]
         else:
@@ -592,7 +632,7 @@ def test_astype(src, dst, layout, threads):
     x = _cast_input(layout, src, dst, 5)
     expected = run(lambda: x.astype(dst))
     for n_threads in threads:
-        got = run(lambda: ggml_cy.astype(x, dst, n_threads=n_threads))
+        got = run(lambda: _cy("astype")(x, dst, n_threads=n_threads))
         compare_outcomes(got, expected, inputs=[("x", x)],
                          what=f"astype {src.name}->{dst.name} [{layout},nth{n_threads}]")
 
@@ -609,7 +649,7 @@ def test_astype_special_values(src, dst):
         xf = x.astype(np.float64)
         x = x[np.isfinite(xf) & (xf > float(ii.min) - 1) & (xf < float(ii.max) + 1)]
     expected = run(lambda: x.astype(dst))
-    got = run(lambda: ggml_cy.astype(x, dst))
+    got = run(lambda: _cy("astype")(x, dst))
     compare_outcomes(got, expected, inputs=[("x", x)], what=f"astype {src.name}->{dst.name}")
 
 
@@ -621,7 +661,7 @@ def test_astype_out_of_range(src, dst):
     s = special_values(src)
     x = np.concatenate([s, np.array([300.0, -300.0, 70000.0, 3e9, -3e9], src)])
     expected = run(lambda: x.astype(dst))
-    got = run(lambda: ggml_cy.astype(x, dst))
+    got = run(lambda: _cy("astype")(x, dst))
     compare_outcomes(got, expected, inputs=[("x", x)], what=f"astype {src.name}->{dst.name}")
 
 
@@ -671,7 +711,7 @@ def test_copyto(case, n_threads):
     if case == "cast_float_int":
         s2 = np.where(np.isfinite(s2) & (np.abs(s2) < 2e9), s2, 1.0).astype(np.float32)
     base2 = d2.base if d2.base is not None else d2
-    got = run(lambda: ggml_cy.copyto(d2, s2, **kw2, n_threads=n_threads))
+    got = run(lambda: _cy("copyto")(d2, s2, **kw2, n_threads=n_threads))
     compare_outcomes(got, expected, what=f"copyto[{case}]")
     assert_bitwise(base2, exp_buf, what=f"copyto[{case}] destination buffer:")
 
@@ -691,7 +731,7 @@ def test_copyto_errors(case):
     else:
         args = ([0, 0], a)
     expected = run(lambda: np.copyto(*args))
-    got = run(lambda: ggml_cy.copyto(*args))
+    got = run(lambda: _cy("copyto")(*args))
     compare_outcomes(got, expected, what=f"copyto[{case}]", check_message=True)
 
 
@@ -702,7 +742,7 @@ def test_copyto_errors(case):
 def test_ascontiguousarray(layout, dtype):
     x = _cast_input(layout, np.dtype(np.float64), np.dtype(np.int64), 9)
     expected = run(lambda: np.ascontiguousarray(x, dtype=dtype))
-    got = run(lambda: ggml_cy.ascontiguousarray(x, dtype=dtype))
+    got = run(lambda: _cy("ascontiguousarray")(x, dtype=dtype))
     compare_outcomes(got, expected, inputs=[("x", x)], what=f"ascontiguousarray[{layout}]")
     assert got.value.flags.c_contiguous
 
@@ -811,10 +851,10 @@ def test_bad_n_threads(bad):
     clear exception, never a crash."""
     a = np.ones(10)
     if bad is None:
-        assert np.array_equal(ggml_cy.add(a, a, n_threads=None), a + a)
+        assert np.array_equal(_cy("add")(a, a, n_threads=None), a + a)
         return
     with pytest.raises((TypeError, ValueError)):
-        ggml_cy.add(a, a, n_threads=bad)
+        _cy("add")(a, a, n_threads=bad)
 
 
 @pytest.mark.parametrize("op", ["add", "equal", "maximum", "negative", "absolute", "sqrt"])
