@@ -10,6 +10,7 @@ RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 
 LIB_CELL = 17   # "  1.23 ms  25.1" : time, then GB/s (or GFLOP/s)
 CASE_COL = 34
+NOISY_SPREAD = 0.3  # interquartile range / median above this: the time is marked "~"
 
 
 def default_json_path(suite, opts, tag=None):
@@ -45,11 +46,13 @@ def _lib_cell(r, lib):
     if lib not in r.timings:
         return "-"
     mark = "!" if lib in r.mismatches else ""
+    if r.timings[lib].spread > NOISY_SPREAD:
+        mark += "~"
     if r.flops:
         rate = fmt_rate(r.gflops(lib)) + "GF"
     else:
         rate = fmt_rate(r.gbps(lib))
-    return f"{fmt_time(r.time(lib)) + mark:>9} {rate:>7}"
+    return f"{fmt_time(r.time(lib)) + mark:>10}{rate:>7}"
 
 
 def _target_cell(r):
@@ -64,7 +67,7 @@ def format_table(results, libs, ratios, rate_label="GB/s"):
     """Rows of: case | per library: median time and rate | ratios | targets."""
     libs = [lib for lib in libs if any(lib in r.timings or lib in r.errors for r in results)]
     head1 = f"{'case':<{CASE_COL}}" + "".join(f"|{lib:^{LIB_CELL}}" for lib in libs)
-    head2 = f"{'':<{CASE_COL}}" + "".join(f"|{'median':>9} {rate_label:>7}" for _ in libs)
+    head2 = f"{'':<{CASE_COL}}" + "".join(f"|{'median':>10}{rate_label:>7}" for _ in libs)
     head1 += "|" + "".join(f"{x.header:>9}" for x in ratios) + " | targets"
     head2 += "|" + "".join(f"{'':>9}" for _ in ratios) + " |"
     lines = [head1, head2, "-" * len(head1)]

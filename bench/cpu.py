@@ -319,7 +319,8 @@ def run(opts, json_path, argv=None, out=None):
     pre = [f"roofline: plain {_report.fmt_rate(plain)} GB/s, non-temporal "
            f"{_report.fmt_rate(nt)} GB/s (best of start/end; {opts.threads} threads)",
            "ratios  : xnumpy, xtorch = speed-up of ggml_cy (their time / ggml_cy's); "
-           "/roof, /roofNT = ggml_cy GB/s / roofline GB/s; '!' = result differs from numpy",
+           "/roof, /roofNT = ggml_cy GB/s / roofline GB/s; '!' = result differs from numpy; "
+           "'~' = noisy (quartile spread > 30% of the median)",
            f"load    : {meta['machine']['load_average_start']} at start, "
            f"{meta['machine']['load_average_end']} at end (shared machine: noise)"]
     extra = {"roofline": {"runs": roof_runs, "plain_gbps": plain, "nontemporal_gbps": nt,

@@ -125,7 +125,8 @@ def run_device_suite(build_cases, opts, device, sync, gc=None, torch=None, json_
     _harness.evaluate_ratios(results, ratios)
     meta["runtime_s"] = round(time.perf_counter() - t0, 1)
     pre = ["ratios  : xtorch = torch's time / ggml_cy's (above 1: ggml_cy faster); "
-           "'!' = result differs from the reference"]
+           "'!' = result differs from the reference; "
+           "'~' = noisy (quartile spread > 30% of the median)"]
     doc = _report.finish(results, libs, ratios, meta, json_path, out, preamble=pre)
     print(f"total {meta['runtime_s']} s", file=out, flush=True)
     return doc

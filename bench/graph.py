@@ -260,7 +260,8 @@ def run(opts, json_path, argv=None, out=None):
     meta["runtime_s"] = round(time.perf_counter() - t0, 1)
     pre = ["ratios  : xnumexpr, xnumpy = speed-up of ggml_cy.evaluate (mul_mat: of the graph); "
            "/Cloop = its GB/s over the fused C loop's; graph/np = the graph's speed-up over "
-           "numpy; rates in GB/s, GF = GFLOP/s; '!' = result differs from numpy",
+           "numpy; rates in GB/s, GF = GFLOP/s; '!' = result differs from numpy; "
+           "'~' = noisy (quartile spread > 30% of the median)",
            f"load    : {meta['machine']['load_average_start']} at start, "
            f"{meta['machine']['load_average_end']} at end (shared machine: noise)"]
     doc = _report.finish(results, LIBS, ratios, meta, json_path, out, preamble=pre)
