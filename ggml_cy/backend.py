@@ -14,7 +14,7 @@ ggml's model, kept here:
   whatever the device.
 
 A new backend (CUDA) subclasses ``Buffer``, ``BufferType`` and ``Backend`` and overrides
-``Buffer._alloc`` / ``_free`` / ``set_tensor`` / ``get_tensor`` and
+``Buffer._alloc`` (plus ``__del__`` to free) / ``set_tensor`` / ``get_tensor`` and
 ``Backend.graph_compute`` / ``supports_op``; everything else is shared. Each buffer
 registers itself under an integer handle that is stored in the tensors' ``buffer`` field,
 so ``tensor_set`` finds the right buffer for any tensor. A context keeps the buffers its
@@ -25,13 +25,13 @@ import weakref
 
 import numpy as np
 
-from ggml_cy import _graph
+from ggml_cy import _core, _graph
 from ggml_cy._core import Context as _CoreContext, Tensor
 
 __all__ = ["Backend", "BufferType", "Buffer", "CpuBackend", "CpuBufferType", "CpuBuffer",
            "alloc_ctx_tensors", "tensor_set", "tensor_get", "cpu_init"]
 
-_registry = {}                                # buffer handle -> Buffer
+_registry = weakref.WeakValueDictionary()     # buffer handle -> Buffer
 _ctx_buffers = weakref.WeakKeyDictionary()    # context -> buffers its tensors live in
 _lock = threading.Lock()
 _next_handle = [1]
@@ -43,7 +43,9 @@ def _pad(n, align):
 
 class Buffer:
     """One allocation of a buffer type. Subclasses provide the memory (``_alloc``,
-    ``_free``, ``base``) and the copies (``set_tensor``, ``get_tensor``)."""
+    ``base``) and the copies (``set_tensor``, ``get_tensor``); ``host_readable`` says
+    whether ``Tensor.numpy()`` may look at the memory directly."""
+    host_readable = False
 
     def __init__(self, buft, size):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
@@ -118,6 +120,7 @@ class Backend:
 # ----------------------------------------------------------------------------- CPU
 class CpuBuffer(Buffer):
     """Host memory (a numpy byte array, 64-byte aligned)."""
+    host_readable = True
 
     def _alloc(self, size):
         align = self.buft.alignment
@@ -211,6 +214,16 @@ def _init_views(tensors, buf):
         if not t.has_data and vs is not None and vs.has_data:
             base_buf = _graph.tensor_buffer(vs)
             _graph.place_tensor(t, vs.data_ptr + t.view_offs, base_buf)
+
+
+def _host_memory_of(handle):
+    """The core's buffer hook: what keeps a buffer's host memory alive for arrays from
+    Tensor.numpy() (a CPU buffer itself), or None for device memory (numpy() refuses)."""
+    buf = _registry.get(handle)
+    return buf if buf is not None and buf.host_readable else None
+
+
+_core.set_buffer_hook(_host_memory_of)
 
 
 def _buffer_of(tensor, what):

@@ -1,0 +1,135 @@
+"""Fused elementwise execution: random chains give the same bits fused and unfused, and
+for every thread count 1..8; intermediates that others read, or that carry a name or the
+output flag, still reach memory."""
+import numpy as np
+import pytest
+
+from ggml_cy.context import Context
+
+from _graph_helpers import assert_bitwise, rand
+
+BINARY = ["add", "sub", "mul", "div", "max", "min"]
+UNARY = ["neg", "abs", "sqr", "relu", "tanh", "exp", "sigmoid", "silu", "floor"]
+
+# output ne, and the ne of the extra (broadcast) inputs
+LAYOUTS = {
+    "flat-large": ((50_000, 3, 1, 1), [(50_000, 3, 1, 1)]),
+    "flat-small": ((37, 5, 1, 1), [(37, 5, 1, 1)]),
+    "rows-bcast": ((33, 40, 3, 2), [(33, 1, 3, 1), (1, 40, 1, 2), (1, 1, 1, 1)]),
+    "long-rows-bcast": ((9000, 3, 2, 1), [(9000, 1, 2, 1), (1, 3, 1, 1)]),
+    "tiled-dim0": ((12, 50, 2, 1), [(4, 50, 2, 1), (6, 1, 1, 1)]),
+}
+
+
+def _random_chain(ctx, rng, layout, dtype, n_ops, share=True):
+    out_ne, extra = LAYOUTS[layout]
+    full = [ctx.tensor_from(rand(rng, out_ne, dtype)) for _ in range(2)]
+    small = [ctx.tensor_from(rand(rng, ne, dtype)) for ne in extra]
+    values = list(full)           # full-shape values (inputs and nodes)
+    nodes = []
+    for i in range(n_ops):
+        if rng.random() < 0.6:
+            op = BINARY[rng.integers(len(BINARY))]
+            a = values[-1] if rng.random() < 0.7 else values[rng.integers(len(values))]
+            pool = values + small
+            b = pool[rng.integers(len(pool))]
+            t = getattr(ctx, op)(a, b)
+        else:
+            op = UNARY[rng.integers(len(UNARY))]
+            t = getattr(ctx, op)(values[-1])
+        values.append(t)
+        nodes.append(t)
+        if not share:
+            values = [t] + full
+    return nodes
+
+
+def _outputs_after(graph, roots, n_threads, fuse):
+    graph.compute(n_threads, fuse=fuse)
+    return [r.numpy().copy() for r in roots]
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16],
+                         ids=["f32", "f64", "f16"])
+def test_fused_equals_unfused(dtype, layout, seed):
+    rng = np.random.default_rng(seed)
+    ctx = Context(64 << 20)
+    nodes = _random_chain(ctx, rng, layout, dtype, n_ops=int(rng.integers(2, 14)))
+    root = nodes[-1]
+    g = ctx.new_graph().build_forward_expand(root)
+    plan = g.plan(2)
+    if len(g.nodes) >= 2:
+        assert plan.fused_groups, plan.steps
+    want = _outputs_after(g, [root], 1, fuse=False)
+    for n in (1, 2, 3):
+        got = _outputs_after(g, [root], n, fuse=True)
+        assert_bitwise(got[0], want[0])
+
+
+@pytest.mark.parametrize("layout", ["flat-large", "rows-bcast", "long-rows-bcast"])
+def test_threads_1_to_8_identical(layout):
+    rng = np.random.default_rng(7)
+    ctx = Context(64 << 20)
+    nodes = _random_chain(ctx, rng, layout, np.float32, n_ops=10)
+    g = ctx.new_graph().build_forward_expand(nodes[-1])
+    want = _outputs_after(g, [nodes[-1]], 1, fuse=False)[0]
+    for fuse in (False, True):
+        for n in range(1, 9):
+            assert_bitwise(_outputs_after(g, [nodes[-1]], n, fuse)[0], want)
+
+
+def test_intermediates_read_elsewhere_reach_memory():
+    rng = np.random.default_rng(3)
+    ctx = Context(16 << 20)
+    a, b, c = (rand(rng, (5000, 4, 1, 1), np.float32)[0, 0] for _ in range(3))
+    ta, tb, tc = ctx.tensor_from(a), ctx.tensor_from(b), ctx.tensor_from(c)
+    x = ctx.mul(ta, tb)             # read by y and by w (outside the first run)
+    y = ctx.add(x, tc)
+    n = ctx.sub(y, ta)
+    n.name = "kept"                 # a user name keeps it
+    o = ctx.mul(n, tc)
+    ctx.set_output(o)               # as does the output flag
+    p = ctx.relu(o)
+    w = ctx.sum_rows(x)             # not elementwise: ends the run, reads x from memory
+    q = ctx.add(p, tb)
+    g = ctx.new_graph()
+    g.build_forward_expand(q)
+    g.build_forward_expand(w)
+    plan = g.plan(2)
+    assert plan.fused_groups == [(0, 6)], plan.steps
+    g.compute(2)
+    x_ = a * b
+    assert_bitwise(x.numpy(), x_)
+    assert_bitwise(n.numpy(), x_ + c - a)
+    assert_bitwise(o.numpy(), (x_ + c - a) * c)
+    assert_bitwise(q.numpy(), np.maximum((x_ + c - a) * c, 0) + b)
+    np.testing.assert_allclose(w.numpy(ndim=2)[:, 0], x_.sum(axis=1), rtol=1e-5)
+
+
+def test_scratch_intermediates_are_not_written():
+    """An unnamed intermediate read only inside the group never reaches its memory."""
+    ctx = Context(1 << 20)
+    a = ctx.tensor_from(np.full(100, 2, np.float32))
+    x = ctx.mul(a, a)
+    y = ctx.add(x, a)
+    ctx.new_graph().build_forward_expand(y).compute(1)
+    assert_bitwise(y.numpy(), np.full(100, 6, np.float32))
+    assert not np.any(x.numpy() == 4)   # fused away (contents are whatever was there)
+    ctx.new_graph().build_forward_expand(y).compute(1, fuse=False)
+    assert_bitwise(x.numpy(), np.full(100, 4, np.float32))
+
+
+def test_inplace_and_views_are_not_fused_across():
+    rng = np.random.default_rng(4)
+    ctx = Context(8 << 20)
+    a, b = rand(rng, (300, 7, 1, 1), np.float32)[0, 0], rand(rng, (300, 7, 1, 1), np.float32)[0, 0]
+    ta, tb = ctx.tensor_from(a), ctx.tensor_from(b)
+    x = ctx.mul(ta, tb)
+    y = ctx.add_inplace(x, tb)      # writes into x's memory
+    z = ctx.mul(y, ta)
+    g = ctx.new_graph().build_forward_expand(z)
+    g.compute(2)
+    assert_bitwise(z.numpy(), (a * b + b) * a)
+    assert_bitwise(x.numpy(), a * b + b)
