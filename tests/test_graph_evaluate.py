@@ -1,0 +1,149 @@
+"""ggml_cy.evaluate: numpy's answers (bitwise for + - * /), broadcasting, layouts, out=,
+thread counts, and clear errors for bad input."""
+import numpy as np
+import pytest
+
+import ggml_cy
+from ggml_cy import evaluate
+
+from _graph_helpers import assert_bitwise
+
+
+def _arrays(rng, shape, dtype, names="abcde"):
+    return {k: (rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1, 1], size=shape)).astype(dtype)
+            for k in names}
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 5])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(7,), (100_003,), (3, 50_000), (4, 5, 6), (2, 3, 4, 5, 6)])
+def test_abcde(shape, dtype, n_threads):
+    rng = np.random.default_rng(len(shape))
+    v = _arrays(rng, shape, dtype)
+    got = evaluate("a*b + c*d - e", n_threads=n_threads, **v)
+    assert_bitwise(got, v["a"] * v["b"] + v["c"] * v["d"] - v["e"])
+
+
+EXPRS = [
+    ("a / b - c", lambda a, b, c, d, e: a / b - c),
+    ("-a + 2.5 * b", lambda a, b, c, d, e: -a + 2.5 * b),
+    ("(a - b) ** 2 + c", lambda a, b, c, d, e: (a - b) ** 2 + c),
+    ("maximum(a, b) - minimum(c, d)", lambda a, b, c, d, e: np.maximum(a, b) - np.minimum(c, d)),
+    ("2 - a", lambda a, b, c, d, e: 2 - a),
+    ("1 / a", lambda a, b, c, d, e: 1 / a),
+    ("a", lambda a, b, c, d, e: a.copy()),
+    ("abs(a) * sign(b) + floor(c) - trunc(d)", lambda a, b, c, d, e:
+        np.abs(a) * np.sign(b) + np.floor(c) - np.trunc(d)),
+    ("square(a) + sqrt(abs(b))", lambda a, b, c, d, e: np.square(a) + np.sqrt(np.abs(b))),
+    ("a % b + a // b", lambda a, b, c, d, e: a % b + a // b),
+    ("((((a*b)+c)-d)*e) + a*b*c*d*e", lambda a, b, c, d, e: ((((a*b)+c)-d)*e) + a*b*c*d*e),
+]
+
+
+@pytest.mark.parametrize("expr, ref", EXPRS, ids=[e for e, _ in EXPRS])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exact_expressions(expr, ref, dtype):
+    rng = np.random.default_rng(1)
+    v = _arrays(rng, (300, 70), dtype)
+    assert_bitwise(evaluate(expr, n_threads=2, **v), ref(**v))
+
+
+def test_transcendentals_match_graph_and_are_close_to_numpy():
+    rng = np.random.default_rng(2)
+    v = _arrays(rng, (50_000,), np.float32, "ab")
+    got = evaluate("exp(a) + tanh(b) * log(abs(a))", **v)
+    ref = np.exp(v["a"]) + np.tanh(v["b"]) * np.log(np.abs(v["a"]))
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_broadcasting_and_layouts():
+    rng = np.random.default_rng(3)
+    a = rng.random((40, 1, 30), dtype=np.float32)
+    b = rng.random((1, 20, 30), dtype=np.float32)[:, ::-1]       # negative strides
+    c = rng.random((30, 40), dtype=np.float32).T[:, None, :30]   # transposed view
+    d = np.float32(3)                                            # numpy scalar
+    got = evaluate("a*b - c + d", a=a, b=b, c=c, d=d)
+    assert_bitwise(got, a * b - c + d)
+    got = evaluate("c - a", a=a, c=c)
+    assert_bitwise(got, c - a)
+
+
+def test_dtype_promotion():
+    rng = np.random.default_rng(4)
+    a = rng.random(10).astype(np.float32)
+    b = rng.random(10)
+    assert_bitwise(evaluate("a + b", a=a, b=b), a + b)
+    assert evaluate("a * 2", a=a).dtype == np.float32          # Python numbers are weak
+    assert evaluate("a * x", a=a, x=2.0).dtype == np.float32
+    assert evaluate("x * 2", x=3.0).dtype == np.float64
+    assert evaluate("x * 2", x=3.0).shape == ()
+
+
+def test_out_and_threads_identical():
+    rng = np.random.default_rng(5)
+    v = _arrays(rng, (123_457,), np.float32)
+    out = np.empty(123_457, np.float32)
+    r = evaluate("a*b + c*d - e", out=out, **v)
+    assert r is out
+    for n in range(1, 9):
+        assert_bitwise(evaluate("a*b + c*d - e", n_threads=n, **v), out)
+    # out aliasing an input (elementwise, same positions) is fine
+    a = v["a"].copy()
+    evaluate("a*b + c", out=a, a=a, b=v["b"], c=v["c"])
+    assert_bitwise(a, v["a"] * v["b"] + v["c"])
+
+
+def test_empty():
+    assert evaluate("a + b", a=np.zeros(0, np.float32), b=np.zeros(0, np.float32)).shape == (0,)
+
+
+@pytest.mark.parametrize("expr, kwargs, err, match", [
+    ("a +", {"a": 1.0}, SyntaxError, "cannot parse"),
+    ("a b", {"a": 1.0, "b": 1.0}, SyntaxError, "cannot parse"),
+    ("a + z", {"a": 1.0}, NameError, "'z'"),
+    ("foo(a)", {"a": 1.0}, ValueError, "unknown function 'foo'"),
+    ("np.exp(a)", {"a": 1.0}, ValueError, "unknown function"),
+    ("exp(a, a)", {"a": 1.0}, TypeError, "1 positional"),
+    ("maximum(a)", {"a": 1.0}, TypeError, "2 positional"),
+    ("exp(x=a)", {"a": 1.0}, TypeError, "positional"),
+    ("a.T", {"a": np.ones(3)}, ValueError, "unsupported syntax"),
+    ("a[0]", {"a": np.ones(3)}, ValueError, "unsupported syntax"),
+    ("a if a else a", {"a": 1.0}, ValueError, "unsupported syntax"),
+    ("a < 1", {"a": 1.0}, ValueError, "unsupported syntax"),
+    ("lambda: 1", {}, ValueError, "unsupported syntax"),
+    ("a + 'x'", {"a": 1.0}, TypeError, "not a real number"),
+    ("a + 1j", {"a": 1.0}, TypeError, "not a real number"),
+    ("a + True", {"a": 1.0}, TypeError, "not a real number"),
+    ("a + b", {"a": np.ones(3), "b": np.ones(4)}, ValueError, "broadcast"),
+    ("a + 1", {"a": np.ones(3, np.int64)}, TypeError, "int64"),
+    ("a + 1", {"a": np.ones(3, np.complex64)}, TypeError, "complex64"),
+    ("a + 1", {"a": "abc"}, TypeError, "numpy array or a real number"),
+    ("a + 1", {"a": [1.0, 2.0]}, TypeError, "numpy array or a real number"),
+    ("a + 1", {"a": None}, TypeError, "numpy array or a real number"),
+    ("a + 1", {"a": np.ones(3), "out": np.ones(4)}, ValueError, "shape"),
+    ("a + 1", {"a": np.ones(3), "out": np.ones(3, np.float32)}, ValueError, "dtype"),
+    ("a + 1", {"a": np.ones(3), "out": [0.0] * 3}, TypeError, "out"),
+    ("a + 1", {"a": np.ones(3), "n_threads": 0}, ValueError, "n_threads"),
+    ("a + 1", {"a": np.ones(3), "n_threads": "2"}, TypeError, "n_threads"),
+])
+def test_bad_input(expr, kwargs, err, match):
+    with pytest.raises(err, match=match):
+        evaluate(expr, **kwargs)
+
+
+def test_bad_expr_types_and_readonly_out():
+    with pytest.raises(TypeError, match="expr must be a str"):
+        evaluate(3, a=1.0)
+    out = np.ones(3)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        evaluate("a + 1", a=np.ones(3), out=out)
+    assert_bitwise(out, np.ones(3))
+
+
+def test_too_many_unmergeable_dims():
+    a = np.ones((2, 3, 4, 5, 6))[:, ::2, :, ::2, :]
+    b = np.ones((2, 2, 4, 3, 6))
+    with pytest.raises(ValueError, match="at most 4"):
+        evaluate("a + b", a=a, b=b)
+    assert_bitwise(evaluate("a + b", a=np.ascontiguousarray(a), b=b), np.full(b.shape, 2.0))
