@@ -11,7 +11,13 @@
 #   padded up to GGML_MEM_ALIGN (16). A tensor payload is the `ggml_tensor` struct (a
 #   multiple of 16 bytes) followed by its data (unless the context is no_alloc), so
 #       used_mem after a tensor = GGML_OBJECT_SIZE + GGML_TENSOR_SIZE + pad16(nbytes).
-#   `tensor_overhead()` = GGML_OBJECT_SIZE + GGML_TENSOR_SIZE is that fixed part.
+#   `tensor_overhead()` = GGML_OBJECT_SIZE + GGML_TENSOR_SIZE is that fixed part:
+#   32 + 336 = 368 bytes on 64-bit platforms. A view, or a tensor of a no_alloc context,
+#   is a header only (368 bytes). Graphs and work buffers are objects of their own type.
+#
+# Owned pools are 64-byte aligned; an external mem_buffer starts at its first 16-byte
+# aligned byte. Nothing here aborts: the C functions report failure by return value and
+# the cdef factories raise Python exceptions (ContextMemoryError, ValueError, ...).
 
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
 from cpython.buffer cimport Py_buffer
