@@ -29,5 +29,4 @@ def test_graph_demo_sections_run():
     for _, _, fn in ours:
         fn(lambda *a: lines.append(" ".join(map(str, a))))
     text = "\n".join(lines)
-    assert "MUL_MAT" not in text or True
     assert "fused" in text and "[0. 4. 0. 8.]" in text
