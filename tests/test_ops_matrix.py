@@ -815,6 +815,9 @@ def _err_cases():
         "out_needs_broadcast_back": ("add", (f, f), {"out": np.zeros((1, 3))}),
         "out_cast_same_kind": ("divide", (i, i), {"out": np.zeros((2, 3), np.int32)}),
         "out_cast_float_to_int": ("add", (f, f), {"out": np.zeros((2, 3), np.int64)}),
+        # found by hypothesis: the cast check must run for zero-size outputs too
+        "out_cast_zero_size": ("divide", (np.zeros(0, np.int8), np.array(3, np.int8)),
+                               {"out": np.zeros(0, np.int8)}),
         "out_readonly": ("add", (f, f), {"out": ro}),
         "out_not_array": ("add", (f, f), {"out": [0] * 6}),
         "out_tuple_wrong_len": ("add", (f, f), {"out": (np.zeros((2, 3)), np.zeros((2, 3)))}),
@@ -891,3 +894,110 @@ def test_non_native_inputs_give_numpy_answer(op, kind):
 
 def test_bool_dtype_constant_is_numpy_bool():
     assert BOOL_DTYPE == np.dtype(bool)
+
+
+# --------------------------------------------------------------------------------------
+# bfloat16 (uint16 storage): astype(x, "bfloat16") and astype(bits, dtype, from_bfloat16=True)
+# against _oracle's float64-exact round-to-nearest-even
+# --------------------------------------------------------------------------------------
+def _bf16_tie_values(dtype):
+    """Values on and next to bfloat16 rounding ties, including float64 values just above a
+    tie that round onto the tie in float32 (double rounding would go the wrong way)."""
+    dt = np.dtype(dtype)
+    bf = np.arange(0, 0x7F80, 97, dtype=np.uint32)  # positive finite bfloat16 patterns
+    lo = (bf << 16).view(np.float32).astype(np.float64)
+    ulp = ((bf + 1) << 16).view(np.float32).astype(np.float64) - lo
+    vals = [lo + ulp / 2, lo + ulp / 4, lo + 3 * ulp / 4]
+    if dt == np.float64:
+        vals += [lo + ulp / 2 + ulp * 2.0 ** -20, lo + ulp / 2 - ulp * 2.0 ** -20]
+    x = np.concatenate(vals)
+    x = np.concatenate([x, -x])
+    with np.errstate(over="ignore"):
+        x = x.astype(dt)
+    return np.concatenate([x, special_values(dt)])
+
+
+BF16_SOURCES = [np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int8, np.int16,
+                                      np.int32, np.int64, np.uint8, np.bool_)]
+
+
+@pytest.mark.parametrize("n_threads", [1, 2], ids=["nth1", "nth2"])
+@pytest.mark.parametrize("layout", ["contiguous", "negstride", "transposed", "large"])
+@pytest.mark.parametrize("src", BF16_SOURCES, ids=[d.name for d in BF16_SOURCES])
+def test_astype_to_bfloat16(src, layout, n_threads):
+    from _oracle import assert_bf16_equal, float_to_bf16_bits
+    if src.kind == "f":
+        x = _bf16_tie_values(src)
+    elif src.kind == "b":
+        x = np.array([True, False] * 20)
+    else:
+        ii = np.iinfo(src)
+        lim = min(ii.max, 2**53)  # exact in float64, so the oracle's input is exact
+        x = np.random.default_rng(1).integers(max(ii.min, -lim), lim, 4001, endpoint=True,
+                                              dtype=src)
+        x[:len(special_values(src))] = special_values(src)
+    if layout == "large":
+        x = np.resize(x, LARGE_N)
+    elif layout == "negstride":
+        x = np.repeat(x, 2)[::-2]
+    elif layout == "transposed":
+        x = np.asfortranarray(np.resize(x, (61, 67)))
+    expected = float_to_bf16_bits(x)
+    with np.errstate(over="ignore"):  # huge float64 values overflow to inf (and say so)
+        got = _cy("astype")(x, "bfloat16", n_threads=n_threads)
+        got2 = _cy("astype")(x, getattr(ggml_cy, "bfloat16", "bfloat16"))
+    assert np.asarray(got).dtype == np.uint16, f"bfloat16 storage is uint16, got {got.dtype}"
+    assert_bf16_equal(got, expected, inputs=[("x", x)], what=f"{src.name}->bfloat16")
+    assert_bf16_equal(got2, expected, inputs=[("x", x)], what="dtype=ggml_cy.bfloat16")
+
+
+@pytest.mark.parametrize("n_threads", [1, 2], ids=["nth1", "nth2"])
+@pytest.mark.parametrize("dst", NATIVE_DTYPES, ids=NATIVE_IDS)
+def test_astype_from_bfloat16_every_pattern(dst, n_threads):
+    """All 65536 bfloat16 patterns to every native type: exact to float32/float64, rounded
+    once (to nearest even) to float16, truncated to integers (in-range values only)."""
+    from _oracle import bf16_bits_to_float64
+    bits16 = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    v = bf16_bits_to_float64(bits16)
+    if dst.kind in "iu":
+        ii = np.iinfo(dst)
+        keep = np.isfinite(v) & (v > float(ii.min) - 1) & (v < float(ii.max) + 1)
+        bits16, v = bits16[keep], v[keep]
+    with np.errstate(all="ignore"):
+        expected = v.astype(dst)  # numpy's float64 -> float16 rounds once, to nearest even
+    if dst == np.float32:
+        expected = (bits16.astype(np.uint32) << 16).view(np.float32)  # NaN payloads kept
+    got = _cy("astype")(bits16, dst, from_bfloat16=True, n_threads=n_threads)
+    if dst.kind == "f":
+        assert_ulp(got, expected, 0, inputs=[("bits", bits16)], what=f"bfloat16->{dst.name}")
+        g = np.asarray(got)
+        assert np.array_equal(np.signbit(g), np.signbit(expected)), "signed zeros / NaN signs"
+    else:
+        assert_bitwise(got, expected, inputs=[("bits", bits16)], what=f"bfloat16->{dst.name}")
+
+
+def test_bfloat16_round_trip_and_core_helpers():
+    """bfloat16 -> float32 -> bfloat16 is the identity (NaNs stay NaN); the core helpers
+    ggml_cy.float32_to_bfloat16 / bfloat16_to_float32 agree with the oracle on float32."""
+    from _oracle import assert_bf16_equal, float_to_bf16_bits
+    bits16 = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    f = _cy("astype")(bits16, np.float32, from_bfloat16=True)
+    back = _cy("astype")(f, "bfloat16")
+    assert_bf16_equal(back, bits16, what="round trip")
+    x = _bf16_tie_values(np.float32)
+    assert_bf16_equal(ggml_cy.float32_to_bfloat16(x), float_to_bf16_bits(x), inputs=[("x", x)],
+                      what="float32_to_bfloat16")
+    f2 = ggml_cy.bfloat16_to_float32(bits16)
+    assert_bitwise(f2, (bits16.astype(np.uint32) << 16).view(np.float32),
+                   what="bfloat16_to_float32", nan_payload=False)
+
+
+@pytest.mark.parametrize("bad", ["not_uint16", "list", "bad_flag"])
+def test_bfloat16_bad_input(bad):
+    with pytest.raises((TypeError, ValueError)):
+        if bad == "not_uint16":
+            _cy("astype")(np.zeros(3, np.int16), np.float32, from_bfloat16=True)
+        elif bad == "list":
+            _cy("astype")([1.0, 2.0], "bfloat16")
+        else:
+            _cy("astype")(np.zeros(3, np.uint16), np.float32, from_bfloat16="yes")
