@@ -362,7 +362,7 @@ def _resolve(int op, keys, dtype):
         if sig is None:
             res = np.exp.resolve_dtypes((keys[0], None))
         else:
-            res = np.exp.resolve_dtypes((keys[0], None), signature=(None, sig[-1]),
+            res = np.exp.resolve_dtypes((keys[0], None), signature=(None, sig[nin]),
                                         casting="same_kind")
         return (res[0],) * nin + (res[1],)
     if sig is None:
@@ -1039,8 +1039,14 @@ def step(x, /, out=None, *, dtype=None, n_threads=None):
 def elu(x, /, out=None, *, alpha=1.0, dtype=None, n_threads=None):
     """ggml's elu: x if x > 0 else alpha * (exp(x) - 1). Float results."""
     cdef int32_t p[4]
+    cdef double v = check_float(alpha, "alpha")
+    if v != 1.0:
+        # ggml's ELU kernel has alpha 1; other values are computed by numpy
+        thread_count(n_threads)
+        from ggml_cy import _numpy_ref
+        return _numpy_ref.elu(x, v, out=out, dtype=dtype)
     memset(p, 0, sizeof(p))
-    p[0] = float_bits(check_float(alpha, "alpha"))
+    p[0] = float_bits(v)
     return elementwise(GGML_OP_ELU, x, None, 1, p, (x, alpha), out, dtype, n_threads, None)
 
 
