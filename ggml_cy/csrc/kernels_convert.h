@@ -23,8 +23,20 @@ static inline uint32_t kern_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); r
 static inline float kern_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint64_t kern_f64_bits(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
 
-/* Raise a floating-point exception flag the way numpy's npy_set_floatstatus_* do. */
+/* Floating-point exception flags. The kernels compute with SSE/AVX only, so on x86 the
+ * flags live in MXCSR, whose flag bits equal glibc's FE_* values (IE=1 ZE=4 OE=8 UE=16
+ * PE=32): reading and writing MXCSR directly costs a few cycles where
+ * feclearexcept/fetestexcept also save and restore the x87 environment (~100 ns). */
+#if defined(__SSE__) && (defined(__x86_64__) || defined(__i386__)) && \
+    FE_INVALID == 1 && FE_DIVBYZERO == 4 && FE_OVERFLOW == 8 && FE_UNDERFLOW == 16
+static inline void kern_raise(int flags) { _mm_setcsr(_mm_getcsr() | (unsigned)(flags & 0x3f)); }
+static inline void kern_fe_clear(void) { _mm_setcsr(_mm_getcsr() & ~0x3fu); }
+static inline int kern_fe_test_all(void) { return (int)(_mm_getcsr() & 0x3fu); }
+#else
 static inline void kern_raise(int flags) { feraiseexcept(flags); }
+static inline void kern_fe_clear(void) { feclearexcept(FE_ALL_EXCEPT); }
+static inline int kern_fe_test_all(void) { return fetestexcept(FE_ALL_EXCEPT); }
+#endif
 
 /* ---------------------------------------------------------------- float16, portable */
 static inline float kern_h2f_soft(uint16_t h) {
@@ -212,6 +224,81 @@ static inline void kern_stream_copy(char * dst, const char * src, int64_t nbytes
 #else
     memcpy(dst, src, (size_t)nbytes);
 #endif
+}
+
+/* Tile transpose into a dense buffer: out[r*cols + c] = src[c*s_c + r*s_r] (byte strides),
+ * read along r (the source's contiguous direction) so each cache line is used whole. The
+ * cache-blocked path of a.T + b feeds the rows of `out` to the contiguous row loops. */
+#define KERN_TRANSPOSE_T(T)                                                              \
+    do {                                                                                 \
+        T * o = (T *)out;                                                                \
+        for (int c = 0; c < cols; c++) {                                                 \
+            const char * s = src + (int64_t)c * s_c;                                     \
+            for (int r = 0; r < rows; r++)                                               \
+                o[r * cols + c] = *(const T *)(s + (int64_t)r * s_r);                    \
+        }                                                                                \
+    } while (0)
+
+#if defined(__AVX__)
+/* 8x8 float transpose in registers: rows j of the input become columns of the output. */
+static inline void kern_transpose8_ps(const char * src, int64_t s_c, float * out, int cols) {
+    __m256 r0 = _mm256_loadu_ps((const float *)(src + 0 * s_c));
+    __m256 r1 = _mm256_loadu_ps((const float *)(src + 1 * s_c));
+    __m256 r2 = _mm256_loadu_ps((const float *)(src + 2 * s_c));
+    __m256 r3 = _mm256_loadu_ps((const float *)(src + 3 * s_c));
+    __m256 r4 = _mm256_loadu_ps((const float *)(src + 4 * s_c));
+    __m256 r5 = _mm256_loadu_ps((const float *)(src + 5 * s_c));
+    __m256 r6 = _mm256_loadu_ps((const float *)(src + 6 * s_c));
+    __m256 r7 = _mm256_loadu_ps((const float *)(src + 7 * s_c));
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(out + 0 * cols, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(out + 1 * cols, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(out + 2 * cols, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(out + 3 * cols, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(out + 4 * cols, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(out + 5 * cols, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(out + 6 * cols, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(out + 7 * cols, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+#endif
+
+static inline void kern_transpose_tile(const char * src, int64_t s_c, int64_t s_r, char * out,
+                                       int rows, int cols, int esize) {
+#if defined(__AVX__)
+    if (esize == 4 && s_r == 4 && (rows & 7) == 0 && (cols & 7) == 0) {
+        for (int c = 0; c < cols; c += 8)
+            for (int r = 0; r < rows; r += 8)
+                kern_transpose8_ps(src + (int64_t)c * s_c + (int64_t)r * 4, s_c,
+                                   (float *)out + (int64_t)r * cols + c, cols);
+        return;
+    }
+#endif
+    switch (esize) {
+        case 1: KERN_TRANSPOSE_T(uint8_t); break;
+        case 2: KERN_TRANSPOSE_T(uint16_t); break;
+        case 4: KERN_TRANSPOSE_T(uint32_t); break;
+        default: KERN_TRANSPOSE_T(uint64_t); break;
+    }
+}
+
+/* Software prefetch of a tile that will be transposed soon: its source rows are far apart
+ * (one TLB page each), too scattered for the hardware prefetchers, so without this each
+ * tile waits on its misses a few at a time. */
+static inline void kern_prefetch_tile(const char * src, int64_t s_c, int64_t s_r, int rows,
+                                      int cols) {
+    int64_t span = (int64_t)rows * s_r;
+    if (span < 0) { src += span; span = -span; }
+    for (int c = 0; c < cols; c++) {
+        const char * s = src + (int64_t)c * s_c;
+        for (int64_t off = 0; off < span; off += 64) __builtin_prefetch(s + off, 0, 0);
+    }
 }
 
 static inline void kern_sfence(void) {

@@ -240,7 +240,6 @@ KERN_DEF_LOGIC(b, uint8_t)
 
 /* ------------------------------------------------------------------ FP exception flags */
 #define KERN_FE_ALL (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW)
-static inline void kern_fe_clear(void) { feclearexcept(FE_ALL_EXCEPT); }
-static inline int kern_fe_test(void) { return fetestexcept(KERN_FE_ALL); }
+static inline int kern_fe_test(void) { return kern_fe_test_all() & KERN_FE_ALL; }
 
 #endif
