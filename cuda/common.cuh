@@ -140,5 +140,9 @@ int copy_forward(ggml_tensor * dst, const ggml_tensor * src, cudaStream_t stream
 bool binary_supported(int op, int dst_type, int src0_type, int src1_type);
 bool unary_supported(int op, int dst_type, int src0_type);
 bool copy_supported(int dst_type, int src_type);
+int reduce_forward(ggml_tensor * dst, cudaStream_t stream);           // SUM, SUM_ROWS, MEAN
+bool reduce_supported(int op, int dst_type, int src0_type);
+int mul_mat_forward(ggml_tensor * dst, cudaStream_t stream);
+bool mul_mat_supported(int dst_type, int a_type, int b_type);
 
 }  // namespace gcy

@@ -14,22 +14,28 @@ static bool op_is_view(int op) {
 static bool op_is_copy(int op) {
     return op == GGML_OP_DUP || op == GGML_OP_CPY || op == GGML_OP_CONT;
 }
+static bool op_is_reduce(int op) {
+    return op == GGML_OP_SUM || op == GGML_OP_SUM_ROWS || op == GGML_OP_MEAN;
+}
+static bool op_has_two_sources(int op) {
+    return op_is_binary(op) || op == GGML_OP_ADD1 || op == GGML_OP_MUL_MAT;
+}
 
 // Checks the node and its operands (types, presence, memory) without launching anything.
 static int validate_node(ggml_tensor * dst) {
     if (!dst) return fail(GGML_CY_CUDA_ERR_INVALID, "node is NULL");
     const int op = dst->op;
     if (op_is_view(op)) return GGML_CY_CUDA_OK;
-    if (op_is_binary(op)) {
-        if (!dst->src[0] || !dst->src[1]) return fail(GGML_CY_CUDA_ERR_INVALID, "binary op needs two sources");
-    } else if (op_is_unary(op) || op_is_copy(op)) {
+    if (op_has_two_sources(op)) {
+        if (!dst->src[0] || !dst->src[1]) return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs two sources", op);
+    } else if (op_is_unary(op) || op_is_copy(op) || op_is_reduce(op)) {
         if (!dst->src[0]) return fail(GGML_CY_CUDA_ERR_INVALID, "op needs a source");
     } else {
         return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "op %d has no CUDA kernel", op);
     }
     GCY_TRY(check_tensor_memory(dst, "dst"));
     GCY_TRY(check_tensor_memory(dst->src[0], "src0"));
-    if (op_is_binary(op)) GCY_TRY(check_tensor_memory(dst->src[1], "src1"));
+    if (op_has_two_sources(op)) GCY_TRY(check_tensor_memory(dst->src[1], "src1"));
     return GGML_CY_CUDA_OK;
 }
 
@@ -38,6 +44,15 @@ static int launch_node(ggml_tensor * dst, cudaStream_t stream) {
     if (op_is_view(op)) return GGML_CY_CUDA_OK;
     if (op_is_binary(op)) return binary_forward(dst, stream);
     if (op_is_unary(op)) return unary_forward(dst, stream);
+    if (op_is_reduce(op)) return reduce_forward(dst, stream);
+    if (op == GGML_OP_MUL_MAT) return mul_mat_forward(dst, stream);
+    if (op == GGML_OP_ADD1) {
+        // ADD with a one-element src1, which tiles any shape (as the CPU path does)
+        if (nelements(dst->src[1]) != 1) return fail(GGML_CY_CUDA_ERR_INVALID, "ADD1: src1 must hold one element");
+        ggml_tensor tmp = *dst;
+        tmp.op = GGML_OP_ADD;
+        return binary_forward(&tmp, stream);
+    }
     // CPY(a, b): dst is a view of b (same data and layout), so every copy op writes dst
     return copy_forward(dst, dst->src[0], stream);
 }
@@ -93,13 +108,22 @@ static void destroy_entry(graph_entry * e) {
     delete e;
 }
 
+// Prefixes the last error with the node that caused it (copied first: fail() writes the
+// same thread-local buffer it would read from).
+static int fail_node(int status, int i, const ggml_tensor * t) {
+    char msg[512];
+    strncpy(msg, ggml_cy_cuda_last_error(), sizeof msg - 1);
+    msg[sizeof msg - 1] = 0;
+    char name[GGML_MAX_NAME + 1];
+    memcpy(name, t->name, GGML_MAX_NAME);
+    name[GGML_MAX_NAME] = 0;
+    return fail(status, "graph node %d ('%s', op %d): %s", i, name, t->op, msg);
+}
+
 static int run_nodes(ggml_tensor ** nodes, int n, cudaStream_t stream) {
     for (int i = 0; i < n; i++) {
         int st = launch_node(nodes[i], stream);
-        if (st != GGML_CY_CUDA_OK) {
-            return fail(st, "graph node %d (%s, op %d): %s", i, nodes[i]->name, nodes[i]->op,
-                        ggml_cy_cuda_last_error());
-        }
+        if (st != GGML_CY_CUDA_OK) return fail_node(st, i, nodes[i]);
     }
     return GGML_CY_CUDA_OK;
 }
@@ -128,6 +152,9 @@ int ggml_cy_cuda_supports_op(int op, int dst_type, int src0_type, int src1_type)
     if (op_is_binary(op)) return binary_supported(op, dst_type, src0_type, src1_type);
     if (op_is_unary(op)) return unary_supported(op, dst_type, src0_type);
     if (op_is_copy(op)) return copy_supported(dst_type, src0_type);
+    if (op_is_reduce(op)) return reduce_supported(op, dst_type, src0_type);
+    if (op == GGML_OP_MUL_MAT) return mul_mat_supported(dst_type, src0_type, src1_type);
+    if (op == GGML_OP_ADD1) return binary_supported(GGML_OP_ADD, dst_type, src0_type, src1_type);
     return 0;
 }
 
@@ -182,9 +209,7 @@ int ggml_cy_cuda_graph_compute(ggml_tensor ** nodes, int n_nodes, int * replayed
     if (!same || e->validated_generation != gen) {
         for (int i = 0; i < n_nodes; i++) {
             int st = validate_node(nodes[i]);
-            if (st != GGML_CY_CUDA_OK) {
-                return fail(st, "graph node %d (%s): %s", i, nodes[i]->name, ggml_cy_cuda_last_error());
-            }
+            if (st != GGML_CY_CUDA_OK) return fail_node(st, i, nodes[i]);
         }
     }
     if (!same) {

@@ -77,6 +77,11 @@ int ggml_cy_cuda_mem_info(size_t * free_bytes, size_t * total_bytes);
 /* --- buffers --- */
 /* Allocates `size` bytes (cudaMalloc, 256-byte aligned). Out of memory: ERR_OOM. */
 int ggml_cy_cuda_buffer_alloc(size_t size, ggml_cy_cuda_buffer ** out);
+/* Freed blocks are kept for reuse by later allocations of a close size (a caching
+ * allocator, capped at 4 GiB per device and flushed when cudaMalloc runs out of memory).
+ * cache_clear returns them to the driver; cache_bytes reports what is held. */
+int ggml_cy_cuda_cache_clear(void);
+int ggml_cy_cuda_cache_bytes(size_t * bytes);
 /* Registers foreign device memory [ptr, ptr+size) (not freed by the library). */
 int ggml_cy_cuda_buffer_wrap(void * ptr, size_t size, ggml_cy_cuda_buffer ** out);
 /* Frees (or unregisters) the buffer; waits for pending work on the library stream first.

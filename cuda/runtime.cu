@@ -77,7 +77,9 @@ int device_props(const cudaDeviceProp ** props) {
 struct ggml_cy_cuda_buffer {
     void * base;
     size_t size;
-    bool owned;     // cudaMalloc'ed by us (freed by us) or foreign (wrapped)
+    bool owned;       // cudaMalloc'ed by us (freed by us) or foreign (wrapped)
+    size_t capacity;  // bytes actually allocated (owned blocks are rounded up)
+    int device;
 };
 
 namespace gcy {
@@ -216,18 +218,97 @@ int ggml_cy_cuda_mem_info(size_t * free_bytes, size_t * total_bytes) {
     return GGML_CY_CUDA_OK;
 }
 
+}  // extern "C"
+
+namespace gcy {
+
+// A small caching allocator: freed blocks wait here for a later allocation of a close size,
+// so eager ops do not pay cudaMalloc/cudaFree (cudaFree synchronizes the device) each time.
+// Reuse is safe because all of the library's work is queued on one stream per device, in
+// order. The cache is capped, and flushed (then the allocation retried) when cudaMalloc
+// runs out of memory. Freed blocks leave the registry at once: stale pointers are refused.
+static std::multimap<size_t, void *> g_free_blocks[64];   // per device: capacity -> base
+static size_t g_cached_bytes[64];
+static const size_t CACHE_LIMIT = size_t(4) << 30;
+
+static size_t round_block(size_t n) {
+    if (n == 0) n = 1;
+    if (n < (size_t(1) << 20)) return (n + 511) & ~size_t(511);
+    const size_t g = size_t(2) << 20;
+    return (n + g - 1) / g * g;
+}
+
+static void * take_cached_locked(int dev, size_t cap, size_t * got) {
+    auto & fl = g_free_blocks[dev];
+    auto it = fl.lower_bound(cap);
+    if (it == fl.end() || it->first > cap + cap / 4) return nullptr;
+    void * p = it->second;
+    *got = it->first;
+    g_cached_bytes[dev] -= it->first;
+    fl.erase(it);
+    return p;
+}
+
+static void flush_cache_locked(int dev) {
+    for (auto & kv : g_free_blocks[dev]) cudaFree(kv.second);
+    g_free_blocks[dev].clear();
+    g_cached_bytes[dev] = 0;
+}
+
+}  // namespace gcy
+
+extern "C" {
+
+int ggml_cy_cuda_cache_clear(void) {
+    int dev;
+    GCY_CUDA(cudaGetDevice(&dev), "cudaGetDevice");
+    if (dev < 0 || dev >= 64) return GGML_CY_CUDA_OK;
+    std::lock_guard<std::mutex> lock(g_mutex);
+    flush_cache_locked(dev);
+    return GGML_CY_CUDA_OK;
+}
+
+int ggml_cy_cuda_cache_bytes(size_t * bytes) {
+    int dev;
+    GCY_CUDA(cudaGetDevice(&dev), "cudaGetDevice");
+    std::lock_guard<std::mutex> lock(g_mutex);
+    *bytes = (dev >= 0 && dev < 64) ? g_cached_bytes[dev] : 0;
+    return GGML_CY_CUDA_OK;
+}
+
 int ggml_cy_cuda_buffer_alloc(size_t size, ggml_cy_cuda_buffer ** out) {
     *out = nullptr;
-    void * p = nullptr;
-    size_t asked = size ? size : 1;   // a zero-byte tensor still gets a distinct address
-    cudaError_t err = cudaMalloc(&p, asked);
-    if (err != cudaSuccess) {
-        cudaGetLastError();   // OOM is not sticky: clear it so later calls work
-        char what[96];
-        snprintf(what, sizeof what, "cudaMalloc of %zu bytes", size);
-        return fail_cuda(err, what);
+    int dev;
+    GCY_CUDA(cudaGetDevice(&dev), "cudaGetDevice");
+    if (dev < 0 || dev >= 64) return fail(GGML_CY_CUDA_ERR_INVALID, "device %d out of range", dev);
+    if (size > (size_t(1) << 62)) {
+        return fail(GGML_CY_CUDA_ERR_OOM, "cudaMalloc of %zu bytes: more than any device holds", size);
     }
-    auto * b = new ggml_cy_cuda_buffer{p, asked, true};
+    const size_t cap = round_block(size);
+    size_t got = cap;
+    void * p = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        p = take_cached_locked(dev, cap, &got);
+    }
+    if (!p) {
+        cudaError_t err = cudaMalloc(&p, cap);
+        if (err == cudaErrorMemoryAllocation) {
+            cudaGetLastError();   // OOM is not sticky: clear it, give the cache back, retry
+            {
+                std::lock_guard<std::mutex> lock(g_mutex);
+                flush_cache_locked(dev);
+            }
+            err = cudaMalloc(&p, cap);
+        }
+        if (err != cudaSuccess) {
+            cudaGetLastError();
+            char what[96];
+            snprintf(what, sizeof what, "cudaMalloc of %zu bytes", size);
+            return fail_cuda(err, what);
+        }
+    }
+    auto * b = new ggml_cy_cuda_buffer{p, size ? size : 1, true, got, dev};
     std::lock_guard<std::mutex> lock(g_mutex);
     g_regions.emplace((uintptr_t)p, b);
     g_live.insert(b);
@@ -238,7 +319,9 @@ int ggml_cy_cuda_buffer_alloc(size_t size, ggml_cy_cuda_buffer ** out) {
 int ggml_cy_cuda_buffer_wrap(void * ptr, size_t size, ggml_cy_cuda_buffer ** out) {
     *out = nullptr;
     if (!ptr) return fail(GGML_CY_CUDA_ERR_INVALID, "cannot wrap a NULL device pointer");
-    auto * b = new ggml_cy_cuda_buffer{ptr, size ? size : 1, false};
+    int dev = 0;
+    cudaGetDevice(&dev);
+    auto * b = new ggml_cy_cuda_buffer{ptr, size ? size : 1, false, size ? size : 1, dev};
     std::lock_guard<std::mutex> lock(g_mutex);
     g_regions.emplace((uintptr_t)ptr, b);
     g_live.insert(b);
@@ -262,8 +345,20 @@ int ggml_cy_cuda_buffer_free(ggml_cy_cuda_buffer * buf) {
     }
     int status = GGML_CY_CUDA_OK;
     if (buf->owned) {
-        cudaError_t err = cudaFree(buf->base);   // cudaFree waits for pending work itself
-        if (err != cudaSuccess) status = fail_cuda(err, "cudaFree");
+        bool cached = false;
+        {
+            std::lock_guard<std::mutex> lock(g_mutex);
+            if (buf->device >= 0 && buf->device < 64 &&
+                g_cached_bytes[buf->device] + buf->capacity <= CACHE_LIMIT) {
+                g_free_blocks[buf->device].emplace(buf->capacity, buf->base);
+                g_cached_bytes[buf->device] += buf->capacity;
+                cached = true;
+            }
+        }
+        if (!cached) {
+            cudaError_t err = cudaFree(buf->base);   // cudaFree waits for pending work itself
+            if (err != cudaSuccess) status = fail_cuda(err, "cudaFree");
+        }
     }
     delete buf;
     return status;

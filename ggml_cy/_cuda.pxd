@@ -53,6 +53,8 @@ cdef extern from "ggml_cy_cuda.h" nogil:
     int ggml_cy_cuda_mem_info(size_t * free_bytes, size_t * total_bytes)
 
     int ggml_cy_cuda_buffer_alloc(size_t size, ggml_cy_cuda_buffer ** out)
+    int ggml_cy_cuda_cache_clear()
+    int ggml_cy_cuda_cache_bytes(size_t * bytes)
     int ggml_cy_cuda_buffer_wrap(void * ptr, size_t size, ggml_cy_cuda_buffer ** out)
     int ggml_cy_cuda_buffer_free(ggml_cy_cuda_buffer * buf)
     int ggml_cy_cuda_buffer_info(ggml_cy_cuda_buffer * buf, void ** base, size_t * size)

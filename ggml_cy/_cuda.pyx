@@ -228,6 +228,17 @@ def other_wait_stream(size_t other):
     check(ggml_cy_cuda_other_wait_stream(<void *>other))
 
 
+def cache_clear():
+    """Returns the cached free blocks to the driver."""
+    check(ggml_cy_cuda_cache_clear())
+
+
+def cache_bytes():
+    cdef size_t n = 0
+    check(ggml_cy_cuda_cache_bytes(&n))
+    return n
+
+
 def range_valid(size_t ptr, size_t size):
     return bool(ggml_cy_cuda_range_valid(<void *>ptr, size))
 

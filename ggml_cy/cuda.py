@@ -32,7 +32,7 @@ except ImportError as exc:      # built without nvcc, or the library failed to l
 __all__ = ["is_available", "device_count", "device_name", "device_info", "asarray", "empty",
            "zeros", "from_dlpack", "synchronize", "DeviceTensor", "CudaError", "Event",
            "eager_call", "scaled_op", "copy", "astype", "to_numpy", "runtime_version",
-           "driver_version", "CudaBackend", "cuda_init"]
+           "driver_version", "CudaBackend", "cuda_init", "empty_cache", "cached_bytes"]
 
 
 # ----------------------------------------------------------------------------- devices
@@ -46,7 +46,12 @@ def is_available():
         return False
 
 
+_READY = []      # set once a device was seen: availability does not change in a process
+
+
 def _require():
+    if _READY:
+        return _cuda
     if _cuda is None:
         raise RuntimeError("ggml_cy.cuda is not available: ggml_cy was built without its CUDA "
                            "library (nvcc not found at build time, or GGML_CY_CUDA=0)"
@@ -58,6 +63,7 @@ def _require():
     if n == 0:
         raise RuntimeError("ggml_cy.cuda is not available: no CUDA device found "
                            "(no GPU, or no driver)")
+    _READY.append(True)
     return _cuda
 
 
@@ -99,6 +105,16 @@ def set_device(device):
 def synchronize():
     """Waits until all work queued by ggml_cy on the device has finished."""
     _require().synchronize()
+
+
+def empty_cache():
+    """Returns the device blocks that freed tensors left for reuse to the driver."""
+    _require().cache_clear()
+
+
+def cached_bytes():
+    """Bytes of freed device blocks held for reuse (the caching allocator)."""
+    return _require().cache_bytes()
 
 
 def stream_handle():
@@ -230,8 +246,17 @@ def _kind(x):
     return np.asarray(x).dtype
 
 
+_loop_cache = {}
+
+
 def _loop_types(ufunc, args, dtype):
-    """ggml types of the inputs and the output of the loop numpy would pick."""
+    """ggml types of the inputs and the output of the loop numpy would pick (memoized on
+    the operands' kinds: numpy's resolution costs microseconds)."""
+    marks = tuple(("d", a.ggml_type) if _is_device(a) else _kind(a) for a in args)
+    key = (ufunc, marks, dtype if dtype is None or isinstance(dtype, (str, type)) else np.dtype(dtype))
+    hit = _loop_cache.get(key)
+    if hit is not None:
+        return hit
     kinds = [_kind(a) for a in args]
     want = None
     if dtype is not None:       # numpy's dtype=: the output (and so the loop) type
@@ -246,6 +271,9 @@ def _loop_types(ufunc, args, dtype):
     if want_bf16:
         ins = [BF16 if t == F32 else t for t in ins]
         out = BF16 if out == F32 else out
+    if len(_loop_cache) > 4096:
+        _loop_cache.clear()
+    _loop_cache[key] = (ins, out)
     return ins, out
 
 
@@ -294,35 +322,95 @@ def _check_out(out, shape, t):
     return out
 
 
+_plan_cache = {}
+
+
+def _descs(target, srcs):
+    """Each operand's 4-D (ne, nb), target first, after dim merging over target's shape
+    (the sources already broadcast to it); None when more than 4 dims remain. Memoized on
+    the operands' shapes and strides."""
+    key = ((target.shape, target.strides, target.itemsize),
+           tuple((s.shape, s.strides, s.itemsize) for s in srcs))
+    hit = _plan_cache.get(key, False)
+    if hit is not False:
+        return hit
+    shape = target.shape
+    nd = len(shape)
+    if nd == 0:
+        descs = [((1, 1, 1, 1), (t.itemsize,) * 4) for t in [target] + list(srcs)]
+    else:
+        layouts = [(target.shape, target.strides)]
+        for x in srcs:
+            pad = nd - x.ndim
+            layouts.append(((1,) * pad + x.shape, (0,) * pad + x.strides))
+        try:
+            _, descs = merge_layouts(shape, layouts)
+        except ValueError:
+            descs = None
+    if len(_plan_cache) > 4096:
+        _plan_cache.clear()
+    _plan_cache[key] = descs
+    return descs
+
+
+def _sub(x, nd, i):
+    """Operand x (broadcast to nd dims) at index i of the outermost dim."""
+    if x.ndim < nd:
+        return x
+    return x[0] if x.shape[0] == 1 else x[i]
+
+
+def _launch(c, op, target, srcs, params=None):
+    """One kernel launch for target = op(srcs); an outer loop of launches when the layout
+    keeps more than 4 dims after merging (the library's tensors are 4-D)."""
+    if target.size == 0:
+        return
+    descs = _descs(target, srcs)
+    if descs is None:
+        nd = target.ndim
+        for i in range(target.shape[0]):
+            _launch(c, op, target[i], [_sub(x, nd, i) for x in srcs], params)
+        return
+    ne, nb = descs[0]
+    d = (target.ggml_type, ne, nb, target.data_ptr)
+    ne, nb = descs[1]
+    a = (srcs[0].ggml_type, ne, nb, srcs[0].data_ptr)
+    if len(srcs) == 2:
+        ne, nb = descs[2]
+        c.op_forward(op, d, a, (srcs[1].ggml_type, ne, nb, srcs[1].data_ptr), params)
+    else:
+        c.op_forward(op, d, a, None, params)
+
+
+_shape_cache = {}
+
+
+def _broadcast_shape(srcs):
+    key = tuple(s.shape for s in srcs)
+    hit = _shape_cache.get(key)
+    if hit is None:
+        try:
+            hit = tuple(np.broadcast_shapes(*key))
+        except ValueError as exc:
+            raise ValueError(f"operands could not be broadcast together: {exc}") from None
+        if len(_shape_cache) > 4096:
+            _shape_cache.clear()
+        _shape_cache[key] = hit
+    return hit
+
+
 def _run(opname, srcs, out_type, out=None, params=None):
     """Runs a ggml op over device tensors srcs (broadcast numpy-style), into a new tensor
     of out_type (or into `out`, casting when its type differs)."""
     c = _require()
-    op = c.OPS[opname]
-    try:
-        shape = np.broadcast_shapes(*[s.shape for s in srcs])
-    except ValueError as exc:
-        raise ValueError(f"operands could not be broadcast together: {exc}") from None
-    target = None
+    shape = _broadcast_shape(srcs)
     if out is not None:
         _check_out(out, shape, out_type)
-        if out.ggml_type == out_type:
-            target = out
-    if target is None:
-        target = empty(shape, "bfloat16" if out_type == BF16 else np_dtype(out_type))
-    nd = len(shape)
-    layouts = [_aligned(target, nd)] + [_aligned(s, nd) for s in srcs]
-    if nd == 0:
-        descs = [((1, 1, 1, 1), (s.itemsize,) * 4) for s in [target] + list(srcs)]
+    if out is not None and out.ggml_type == out_type:
+        target = out
     else:
-        _, descs = merge_layouts(shape, layouts)
-    tensors = [target] + list(srcs)
-    full = [(t.ggml_type, ne, nb, t.data_ptr) for t, (ne, nb) in zip(tensors, descs)]
-    if target.size:
-        if len(srcs) == 2:
-            c.op_forward(op, full[0], full[1], full[2], params)
-        else:
-            c.op_forward(op, full[0], full[1], None, params)
+        target = empty(shape, "bfloat16" if out_type == BF16 else np_dtype(out_type))
+    _launch(c, c.OPS[opname], target, srcs, params)
     if out is not None and target is not out:
         copyto(out, target)
         return out
@@ -360,15 +448,7 @@ def copyto(dst, src):
         sh, st = _aligned(src, nd)
         st = tuple(0 if sh[i] == 1 and shape[i] != 1 else st[i] for i in range(nd))
         src = DeviceTensor(src.buffer, src.offset, src.ggml_type, shape, st)
-    if dst.size == 0:
-        return None
-    nd = len(shape)
-    if nd == 0:
-        descs = [((1, 1, 1, 1), (dst.itemsize,) * 4), ((1, 1, 1, 1), (src.itemsize,) * 4)]
-    else:
-        _, descs = merge_layouts(shape, [_aligned(dst, nd), _aligned(src, nd)])
-    c.op_forward(c.OPS["CPY"], (dst.ggml_type, descs[0][0], descs[0][1], dst.data_ptr),
-                 (src.ggml_type, descs[1][0], descs[1][1], src.data_ptr))
+    _launch(c, c.OPS["CPY"], dst, [src])
     return None
 
 

@@ -119,3 +119,84 @@ def test_device_info():
     assert info["name"] and info["multiprocessors"] > 0
     assert gcuda.device_count() >= 1
     assert gcuda.is_available()
+
+
+# ------------------------------------------------------------------ graph-only ops on the GPU
+def _device_graph(build, inputs):
+    """Builds ctx tensors for `inputs` (name -> array), result = build(ctx, tensors), runs
+    the graph on the CUDA backend twice (plain, then captured) and once on the CPU."""
+    from ggml_cy import backend
+
+    def make(no_alloc):
+        ctx = ggml_cy.Context(mem_size=1 << 24, no_alloc=no_alloc)
+        ts = {}
+        for name, arr in inputs.items():
+            ts[name] = ctx.new_tensor(ggml_cy.GGMLType.F32 if arr.dtype == np.float32 else
+                                      ggml_cy.GGMLType.F16, tuple(reversed(arr.shape)) +
+                                      (1,) * (4 - arr.ndim))
+        out = build(ctx, ts)
+        g = ctx.new_graph()
+        g.build_forward_expand(out)
+        return ctx, ts, out, g
+
+    ctx, ts, out, g = make(False)
+    for name, arr in inputs.items():
+        ts[name].numpy(ndim=4)[...] = arr.reshape(ts[name].numpy(ndim=4).shape)
+    g.compute(1)
+    want = np.array(out.numpy(ndim=4))
+
+    dctx, dts, dout, dg = make(True)
+    be = gcuda.cuda_init()
+    buf = backend.alloc_ctx_tensors(dctx, be)
+    for name, arr in inputs.items():
+        backend.tensor_set(dts[name], np.ascontiguousarray(arr))
+    results = []
+    for _ in range(2):
+        be.graph_compute(dg)
+        results.append(np.asarray(backend.tensor_get(dout)).reshape(want.shape))
+    assert be.last_replayed
+    del buf
+    return want, results
+
+
+@pytest.mark.parametrize("a_type", [np.float32, np.float16])
+@pytest.mark.parametrize("mnk", [(5, 7, 9), (64, 33, 100), (1, 1, 1), (40, 3, 257)])
+def test_mul_mat_on_device(mnk, a_type):
+    M, N, K = mnk
+    a = RNG.standard_normal((M, K)).astype(a_type)
+    b = RNG.standard_normal((N, K)).astype(np.float32)
+    want, got = _device_graph(lambda ctx, t: ctx.mul_mat(t["a"], t["b"]), {"a": a, "b": b})
+    ref = b.astype(np.float64) @ a.astype(np.float64).T
+    for g in got:
+        np.testing.assert_allclose(g.reshape(N, M), ref, rtol=1e-4, atol=1e-4 * np.sqrt(K))
+    np.testing.assert_allclose(got[0], want, rtol=1e-4, atol=1e-4 * np.sqrt(K))
+
+
+def test_mul_mat_batched_broadcast():
+    a = RNG.standard_normal((2, 6, 16)).astype(np.float32)       # ne [16, 6, 2]
+    b = RNG.standard_normal((4, 5, 16)).astype(np.float32)       # ne [16, 5, 4]
+    want, got = _device_graph(lambda ctx, t: ctx.mul_mat(t["a"], t["b"]), {"a": a, "b": b})
+    for g in got:
+        np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["sum", "sum_rows", "mean"])
+def test_reductions_on_device(op):
+    x = RNG.standard_normal((3, 4, 50)).astype(np.float32)
+    want, got = _device_graph(lambda ctx, t: getattr(ctx, op)(t["x"]), {"x": x})
+    for g in got:
+        np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-6)
+
+
+def test_views_cont_add1_chain_on_device():
+    x = RNG.standard_normal((6, 8)).astype(np.float32)
+    s = np.array([1.5], np.float32)
+
+    def build(ctx, t):
+        p = ctx.cont(ctx.transpose(t["x"]))          # a transpose copy on the device
+        y = ctx.add1(p, t["s"])
+        return ctx.mul(ctx.relu(y), y)
+
+    want, got = _device_graph(build, {"x": x, "s": s})
+    for g in got:
+        np.testing.assert_array_equal(g, want)

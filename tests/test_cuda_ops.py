@@ -355,3 +355,40 @@ def test_int8_scaled(name, npop, shapes):
     r = npop(a.astype(np.float32) * s0, b.astype(np.float32) * s1) / so
     want = np.clip(np.rint(r.astype(np.float32)), -128, 127).astype(np.int8)
     assert_same(got, want)
+
+
+# ------------------------------------------------------------------ property-based broadcasting
+from hypothesis import given, strategies as st  # noqa: E402
+from hypothesis.extra.numpy import mutually_broadcastable_shapes  # noqa: E402
+
+
+@given(shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=5, max_side=5),
+       name=st.sampled_from(["add", "subtract", "multiply", "divide", "maximum", "less"]),
+       dtype=st.sampled_from([np.float32, np.float16, np.int32]),
+       flip=st.booleans())
+def test_broadcasting_property(shapes, name, dtype, flip):
+    if name == "divide" and dtype == np.int32:
+        name = "floor_divide"
+    sa, sb = shapes.input_shapes
+    a = rand(sa, dtype)
+    b = rand(sb, dtype, nonzero=True)
+    da, db = gcuda.asarray(a), gcuda.asarray(b)
+    if flip and len(sa) >= 2:            # a non-contiguous operand with the same values
+        da = gcuda.asarray(np.ascontiguousarray(np.swapaxes(a, -1, -2))).transpose(
+            tuple(range(len(sa) - 2)) + (len(sa) - 1, len(sa) - 2))
+    want = cpu(name, a, b)
+    got = getattr(ggml_cy, name)(da, db)
+    assert_same(got.numpy(), want)
+
+
+def test_caching_allocator_reuses_blocks():
+    gcuda.empty_cache()
+    assert gcuda.cached_bytes() == 0
+    x = gcuda.empty((1000,), np.float32)
+    ptr = x.data_ptr
+    x.free()
+    assert gcuda.cached_bytes() >= 4000
+    y = gcuda.empty((1000,), np.float32)         # same size: the cached block comes back
+    assert y.data_ptr == ptr
+    assert gcuda.cached_bytes() == 0
+    gcuda.empty_cache()
