@@ -131,8 +131,7 @@ cdef void fill_descriptor(ggml_tensor * t, int type, int nd, const int64_t * sha
             nb[j] = 0
         if ne[j] == 1 and nb[j] == 0:
             nb[j] = esize if j == 0 else nb[j - 1] * ne[j - 1]
-    memset(t, 0, sizeof(ggml_tensor))
-    core_init_header(t, type, ne, nb, data)
+    core_init_header(t, type, ne, nb, data)     # zeroes the rest of the header
 
 
 cdef int run_elementwise(int op, const int32_t * params, int nops, char ** data,
@@ -840,160 +839,260 @@ def float_bits(double value):
     return bits
 
 
+cdef inline dict numpy_keywords(object where, object casting, object order, object subok,
+                               object signature):
+    """None when numpy's other keywords keep their defaults, else the ones to hand on."""
+    if where is True and casting is _SAME_KIND and order is _ORDER_K and subok is True \
+            and signature is None:
+        return None
+    kw = {}
+    if where is not True:
+        kw["where"] = where
+    if casting is not _SAME_KIND and casting != "same_kind":
+        kw["casting"] = casting
+    if order is not _ORDER_K and order != "K":
+        kw["order"] = order
+    if subok is not True:
+        kw["subok"] = subok
+    if signature is not None:
+        kw["signature"] = signature
+    return kw or None
+
+
+cdef object _SAME_KIND = "same_kind"
+cdef object _ORDER_K = "K"
+
+
 # ------------------------------------------------------------------------------------------
 # the public functions (numpy's names and signatures; ggml_cy.ufuncs re-exports them)
 
-def add(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.add: x1 + x2, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_ADD, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def add(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.add: x1 + x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_ADD, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def subtract(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.subtract: x1 - x2, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_SUB, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def subtract(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.subtract: x1 - x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_SUB, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def multiply(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.multiply: x1 * x2, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_MUL, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def multiply(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.multiply: x1 * x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_MUL, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def divide(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.divide: x1 / x2 (true division), elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_DIV, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def divide(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.divide: x1 / x2 (true division), elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_DIV, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def floor_divide(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.floor_divide: x1 // x2, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_FLOOR_DIV, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def floor_divide(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.floor_divide: x1 // x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_FLOOR_DIV, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def maximum(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.maximum: the larger of x1 and x2, NaN propagating, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_MAX, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def maximum(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.maximum: the larger of x1 and x2, NaN propagating, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_MAX, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def minimum(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.minimum: the smaller of x1 and x2, NaN propagating, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_MIN, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def minimum(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.minimum: the smaller of x1 and x2, NaN propagating, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_MIN, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def fmax(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.fmax: the larger of x1 and x2, NaN ignored, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_FMAX, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def fmax(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.fmax: the larger of x1 and x2, NaN ignored, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_FMAX, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def fmin(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.fmin: the smaller of x1 and x2, NaN ignored, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_FMIN, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def fmin(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.fmin: the smaller of x1 and x2, NaN ignored, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_FMIN, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def power(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.power: x1 ** x2, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_POW, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def power(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.power: x1 ** x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_POW, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def remainder(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.remainder: x1 % x2 (sign of the divisor), elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_MOD, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def remainder(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.remainder: x1 % x2 (sign of the divisor), elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_MOD, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def fmod(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.fmod: C fmod(x1, x2) (sign of the dividend), elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_FMOD, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def fmod(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.fmod: C fmod(x1, x2) (sign of the dividend), elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_FMOD, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def logical_and(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.logical_and: x1 and x2, as bool, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LOGICAL_AND, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def logical_and(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.logical_and: x1 and x2, as bool, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_LOGICAL_AND, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def logical_or(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.logical_or: x1 or x2, as bool, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LOGICAL_OR, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def logical_or(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.logical_or: x1 or x2, as bool, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_LOGICAL_OR, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def logical_xor(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.logical_xor: x1 xor x2, as bool, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LOGICAL_XOR, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def logical_xor(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.logical_xor: x1 xor x2, as bool, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_LOGICAL_XOR, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def equal(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.equal: x1 == x2, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_EQ, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def equal(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.equal: x1 == x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_EQ, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def not_equal(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.not_equal: x1 != x2, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_NE, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def not_equal(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.not_equal: x1 != x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_NE, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def greater(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.greater: x1 > x2, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_GT, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def greater(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.greater: x1 > x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_GT, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def greater_equal(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.greater_equal: x1 >= x2, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_GE, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def greater_equal(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.greater_equal: x1 >= x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_GE, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def less(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.less: x1 < x2, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LT, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def less(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.less: x1 < x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_LT, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def less_equal(x1, x2, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.less_equal: x1 <= x2, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LE, x1, x2, 2, NULL, None, out, dtype, n_threads, kwargs)
+def less_equal(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
+        dtype=None, subok=True, signature=None, n_threads=None):
+    """numpy.less_equal: x1 <= x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_LE, x1, x2, 2, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def negative(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.negative: -x, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_NEG, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def negative(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.negative: -x, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_NEG, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def absolute(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.absolute: |x|, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_ABS, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def absolute(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.absolute: |x|, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_ABS, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def sign(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.sign: the sign of x (-1, 0, 1; NaN stays NaN), elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_SGN, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def sign(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.sign: the sign of x (-1, 0, 1; NaN stays NaN), elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_SGN, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def square(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.square: x * x, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_SQR, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def square(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.square: x * x, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_SQR, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def sqrt(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.sqrt: the square root, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_SQRT, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def sqrt(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.sqrt: the square root, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_SQRT, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def exp(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.exp: e ** x, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_EXP, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def exp(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.exp: e ** x, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_EXP, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def expm1(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.expm1: e ** x - 1, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_EXPM1, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def expm1(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.expm1: e ** x - 1, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_EXPM1, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def log(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.log: the natural logarithm, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LOG, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def log(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.log: the natural logarithm, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_LOG, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def log1p(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.log1p: log(1 + x), elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LOG1P, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def log1p(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.log1p: log(1 + x), elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_LOG1P, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def sin(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.sin: the sine, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_SIN, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def sin(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.sin: the sine, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_SIN, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def cos(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.cos: the cosine, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_COS, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def cos(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.cos: the cosine, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_COS, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def tanh(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.tanh: the hyperbolic tangent, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_TANH, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def tanh(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.tanh: the hyperbolic tangent, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_TANH, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def floor(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.floor: rounded down, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_FLOOR, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def floor(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.floor: rounded down, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_FLOOR, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def ceil(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.ceil: rounded up, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_CEIL, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def ceil(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.ceil: rounded up, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_CEIL, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def rint(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.rint: rounded to the nearest integer, ties to even, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_ROUND, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def rint(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.rint: rounded to the nearest integer, ties to even, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_ROUND, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def trunc(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.trunc: rounded toward zero, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_TRUNC, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def trunc(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.trunc: rounded toward zero, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_TRUNC, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
-def logical_not(x, /, out=None, *, dtype=None, n_threads=None, **kwargs):
-    """numpy.logical_not: not x, as bool, elementwise. Extra numpy keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LOGICAL_NOT, x, None, 1, NULL, None, out, dtype, n_threads, kwargs)
+def logical_not(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+        subok=True, signature=None, n_threads=None):
+    """numpy.logical_not: not x, as bool, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
+    return elementwise(GGML_OP_LOGICAL_NOT, x, None, 1, NULL, None, out, dtype, n_threads,
+                       numpy_keywords(where, casting, order, subok, signature))
 
 def relu(x, /, out=None, *, dtype=None, n_threads=None):
     """ggml's relu: x if x > 0 else 0. Float results (integer and bool input promote as for numpy.exp)."""
