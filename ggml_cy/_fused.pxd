@@ -13,7 +13,8 @@ from ggml_cy._core cimport ggml_tensor
 cdef enum:
     FUSE_MAX_NODES = 32      # nodes per group (longer runs are split)
     FUSE_MAX_SLOTS = 64      # nodes + distinct external inputs per group
-    FUSE_BLOCK = 4096        # elements per block: a few scratch blocks fit L1/L2
+    FUSE_BLOCK = 8192        # default elements per block: scratch blocks stay in L1/L2
+    FUSE_BLOCK_MAX = 1 << 20
 
 # One tensor taking part in a group: a node of the group or an external input.
 ctypedef struct fuse_slot:
@@ -35,6 +36,7 @@ ctypedef struct fuse_group:
     int64_t block            # elements per block (split0) or rows per block
     int64_t blocks_per_run   # blocks per row (split0) or per (i2, i3) slab
     int64_t n_blocks
+    size_t scratch_bytes     # bytes of one scratch block (block elements x 8, padded)
     fuse_slot slots[64]      # FUSE_MAX_SLOTS
 
 # 1 for ops a group may contain (binary and unary elementwise ops, ADD1).

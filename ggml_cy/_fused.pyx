@@ -9,9 +9,24 @@ from ggml_cy._core cimport (ggml_tensor, ggml_type_size, core_is_contiguous, cor
 from ggml_cy._kernels cimport (compute_forward, GGML_OP_ADD, GGML_OP_SCALE, GGML_OP_ADD1,
                                GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT)
 
-# Bytes of one scratch block: FUSE_BLOCK elements of the widest type (8 bytes).
-cdef enum:
-    SCRATCH_BYTES = FUSE_BLOCK * 8
+# Elements per block (tunable for benchmarks through set_block_elements).
+cdef int64_t block_elems = FUSE_BLOCK
+
+
+def set_block_elements(n):
+    """Sets the fused executor's block size in elements (plans made afterwards use it);
+    returns the previous value. A benchmarking knob: 4096 fits this project's targets."""
+    global block_elems
+    n = int(n)
+    if n < 64 or n > FUSE_BLOCK_MAX:
+        raise ValueError(f"block size must be between 64 and {FUSE_BLOCK_MAX}, got {n}")
+    old = block_elems
+    block_elems = n
+    return old
+
+
+cdef inline size_t align64(size_t n) noexcept nogil:
+    return (n + 63) & ~(<size_t> 63)
 
 
 cdef bint fuse_op_fusable(int op) noexcept nogil:
@@ -153,7 +168,7 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
             memcpy(g.slots[s].ne, node.ne, sizeof(int64_t) * 4)
             memcpy(g.slots[s].nb, node.nb, sizeof(int64_t) * 4)
     memcpy(g.ne, g.slots[0].ne, sizeof(int64_t) * 4)
-    g.split0 = g.ne[0] > FUSE_BLOCK
+    g.split0 = g.ne[0] > block_elems
     for s in range(n, g.n_slots):
         if g.split0:
             if g.slots[s].ne[0] != 1 and g.slots[s].ne[0] != g.ne[0]:
@@ -162,25 +177,22 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
             return 0
     cdef int64_t nrows = g.ne[1] * g.ne[2] * g.ne[3]
     if g.split0:
-        g.block = FUSE_BLOCK
-        g.blocks_per_run = (g.ne[0] + FUSE_BLOCK - 1) // FUSE_BLOCK
+        g.block = block_elems
+        g.blocks_per_run = (g.ne[0] + block_elems - 1) // block_elems
         g.n_blocks = g.blocks_per_run * nrows
     else:
-        g.block = FUSE_BLOCK // g.ne[0] if g.ne[0] > 0 else 1
+        g.block = block_elems // g.ne[0] if g.ne[0] > 0 else 1
         if g.block < 1:
             g.block = 1
         g.blocks_per_run = (g.ne[1] + g.block - 1) // g.block
         g.n_blocks = g.blocks_per_run * g.ne[2] * g.ne[3] if g.ne[0] > 0 else 0
+    g.scratch_bytes = align64(<size_t> block_elems * 8)
     return n
-
-
-cdef inline size_t align64(size_t n) noexcept nogil:
-    return (n + 63) & ~(<size_t> 63)
 
 
 cdef size_t fuse_work_size(const fuse_group * g) noexcept nogil:
     return (64 + align64(sizeof(ggml_tensor) * g.n_slots)
-            + <size_t> g.n_scratch * SCRATCH_BYTES)
+            + <size_t> g.n_scratch * g.scratch_bytes)
 
 
 cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept nogil:
@@ -226,7 +238,7 @@ cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept 
             sl = &g.slots[s]
             if sl.is_node and sl.scratch >= 0:
                 es = ggml_type_size(sl.t.type)
-                d[s].data = scratch + <size_t> sl.scratch * SCRATCH_BYTES
+                d[s].data = scratch + <size_t> sl.scratch * g.scratch_bytes
                 d[s].ne[0] = n0
                 d[s].ne[1] = n1
                 d[s].nb[0] = es
