@@ -155,7 +155,7 @@ def zeros(shape, dtype=np.float32):
 
 def _float32_to_bf16_bits(a):
     """Round to nearest even (NaN kept quiet), as ggml's fp32 -> bf16."""
-    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    u = np.asarray(a, dtype=np.float32, order="C").view(np.uint32)
     nan = (u & 0x7fffffff) > 0x7f800000
     r = ((u + (0x7fff + ((u >> 16) & 1))) >> 16).astype(np.uint16)
     r[nan] = ((u[nan] >> 16) | 64).astype(np.uint16)
@@ -171,10 +171,10 @@ def asarray(a, dtype=None):
     if dtype is not None and type_of(dtype) == BF16:
         host = np.asarray(a)
         bits = host if host.dtype == np.uint16 else _float32_to_bf16_bits(host)
-        bits = np.ascontiguousarray(bits, dtype=np.uint16)
+        bits = np.asarray(bits, dtype=np.uint16, order="C")
         t = BF16
     else:
-        bits = np.ascontiguousarray(a, dtype=dtype)
+        bits = np.asarray(a, dtype=dtype, order="C")     # keeps 0-d arrays 0-d
         t = type_of(bits.dtype)
     if bits.ndim > MAXDIMS:
         raise ValueError(f"at most {MAXDIMS} dims on the CUDA device, got {bits.ndim}")

@@ -80,7 +80,12 @@ def test_unsupported_types_are_type_errors():
     with pytest.raises(TypeError):
         _cuda.op_forward(_cuda.OPS["ADD"], a.desc(), a.desc(), i.desc())   # mixed inputs
     with pytest.raises(TypeError):
-        _cuda.op_forward(_cuda.OPS["MUL_MAT"], a.desc(), a.desc(), a.desc())
+        _cuda.op_forward(999, a.desc(), a.desc(), a.desc())                 # no such op
+    with pytest.raises(TypeError):
+        _cuda.op_forward(_cuda.OPS["MUL_MAT"], a.desc(), i.desc(), a.desc())  # int matrices
+    with pytest.raises(ValueError):
+        _cuda.op_forward(_cuda.OPS["MUL_MAT"], a.desc(), a.desc(),
+                         (0, (4, 2, 1, 1), (4, 16, 32, 32), a.data_ptr))     # K differs
     with pytest.raises(TypeError):
         gcuda.asarray(np.ones(3, np.complex64))
     with pytest.raises(TypeError):

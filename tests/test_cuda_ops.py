@@ -27,7 +27,7 @@ EXACT_BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "
 def rand(shape, dtype, nonzero=False):
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        x = RNG.standard_normal(shape) * 4
+        x = np.asarray(RNG.standard_normal(shape) * 4)
         if nonzero:
             x[np.abs(x) < 0.25] = 0.5
         return x.astype(dtype)
@@ -35,7 +35,7 @@ def rand(shape, dtype, nonzero=False):
         return RNG.integers(0, 2, shape).astype(bool)
     info = np.iinfo(dtype)
     lo, hi = max(info.min, -100), min(info.max, 100)
-    x = RNG.integers(lo, hi, shape, endpoint=True).astype(dtype)
+    x = np.asarray(RNG.integers(lo, hi, shape, endpoint=True)).astype(dtype)
     if nonzero:
         x[x == 0] = 1
     return x
