@@ -153,7 +153,8 @@ cdef class Context:
     # Keeps `other` (a Context, and the contexts it keeps alive) alive as long as this
     # context: call it when a tensor of this context points into another context's memory
     # (view_src, src[i]). Tensor.src / view_src wrap such pointers with the context whose
-    # pool holds them, found among these.
+    # pool holds them, found among these; when that context was reset after it was first
+    # kept (until this context is reset too), those wrappers are stale (RuntimeError).
     cdef int keep_alive(self, Context other) except -1
 
 cdef class Tensor:

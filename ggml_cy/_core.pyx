@@ -11,6 +11,7 @@ from libc.string cimport memcpy, memset, strcmp
 cimport numpy as cnp
 import enum
 import operator
+import weakref
 from collections import namedtuple
 
 import numpy as np
@@ -406,6 +407,10 @@ cdef bytes _name_bytes(name):
 
 # ====================================================================== the context
 
+# Context -> {id(kept context): its generation when first kept} (see keep_alive). Kept
+# outside the struct so that modules compiled against _core.pxd see a stable layout.
+_DEP_GENERATION = weakref.WeakKeyDictionary()
+
 ObjectInfo = namedtuple("ObjectInfo", ["type", "offs", "size"])
 ObjectInfo.__doc__ = "One entry of a context's object list: type, payload offset, padded size."
 
@@ -498,10 +503,19 @@ cdef class Context:
         return 0
 
     cdef int keep_alive(self, Context other) except -1:
-        # flattened: a view of a view may point two contexts away (view_src)
-        for c in [other] + other._deps:
-            if c is not self and not any(d is c for d in self._deps):
+        # Flattened: a view of a view may point two contexts away (view_src). The
+        # generation each context had when first kept is remembered, so wrappers of its
+        # headers reached through this context go stale when it is reset (see _wrap_in).
+        if other is self:
+            return 0
+        mine = _DEP_GENERATION.setdefault(self, {})
+        theirs = _DEP_GENERATION.get(other, {})
+        cdef Context c
+        for obj in [other] + other._deps:
+            c = <Context>obj
+            if c is not self and id(c) not in mine:
                 self._deps.append(c)
+                mine[id(c)] = c.generation if c is other else theirs.get(id(c), c.generation)
         return 0
 
     # ---------------------------------------------------------------- pool state
@@ -563,6 +577,7 @@ cdef class Context:
         self.ctx.n_objects = 0
         self.generation += 1
         self._deps = []
+        _DEP_GENERATION.pop(self, None)
 
     def objects(self):
         """The object list in order, as ObjectInfo(type, offs, size) tuples."""
@@ -830,15 +845,20 @@ cdef inline bint _in_pool(Context c, const void * p) noexcept:
     return start != 0 and start <= <size_t>p < start + c.ctx.mem_size
 
 
-cdef Context _owner_of(Context ctx, const ggml_tensor * p):
-    """The context whose pool holds header p: ctx itself or one it keeps alive (a
-    cross-context view or source); ctx when none matches."""
+cdef Tensor _wrap_in(Context ctx, ggml_tensor * p):
+    """Wrapper of header p reached from a tensor of ctx (a source or view_src): owned by
+    the context whose pool holds p, ctx itself or one it keeps alive. A kept context
+    reset since ctx first pointed into it yields a stale wrapper (RuntimeError on use)
+    rather than one over reused memory."""
+    cdef Tensor w
     if _in_pool(ctx, p):
-        return ctx
+        return wrap_tensor(ctx, p)
     for d in ctx._deps:
         if _in_pool(<Context>d, p):
-            return <Context>d
-    return ctx
+            w = wrap_tensor(<Context>d, p)
+            w.generation = _DEP_GENERATION.get(ctx, {}).get(id(d), w.generation)
+            return w
+    return wrap_tensor(ctx, p)
 
 
 cdef Tensor wrap_tensor(Context ctx, ggml_tensor * t):
@@ -1138,8 +1158,7 @@ cdef class Tensor:
         cdef int n = GGML_MAX_SRC
         while n > 0 and t.src[n - 1] == NULL:
             n -= 1
-        return tuple(None if t.src[i] == NULL else
-                     wrap_tensor(_owner_of(self.owner, t.src[i]), t.src[i])
+        return tuple(None if t.src[i] == NULL else _wrap_in(self.owner, t.src[i])
                      for i in range(n))
 
     @property
@@ -1148,7 +1167,7 @@ cdef class Tensor:
         cdef ggml_tensor * t = self.ptr()
         if t.view_src == NULL:
             return None
-        return wrap_tensor(_owner_of(self.owner, t.view_src), t.view_src)
+        return _wrap_in(self.owner, t.view_src)
 
     @property
     def view_offs(self):

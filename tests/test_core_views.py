@@ -253,3 +253,25 @@ def test_view_tensor():
     v = ctx.view_tensor(t)
     assert v.ne == t.ne and v.nb == t.nb and v.view_src == a and v.src == (t,)
     np.testing.assert_array_equal(v.numpy(), t.numpy())
+
+
+def test_cross_context_source_reset_makes_navigation_stale():
+    src_ctx = Context(1 << 12)
+    a = src_ctx.tensor_from(np.arange(8, dtype=np.float32), name="a")
+    other = Context(1 << 12)
+    v = other.view_1d(a, 4, 0)
+    arr = v.numpy()
+    src_ctx.reset()
+    src_ctx.tensor_from(np.full(200, 7.0, np.float32))   # overwrites a's old header
+    with pytest.raises(RuntimeError, match="reset"):
+        v.view_src.ne
+    with pytest.raises(RuntimeError, match="reset"):
+        v.src[0].numpy()
+    assert v.ne == (4, 1, 1, 1)                        # the view itself lives in `other`
+    assert arr.tolist() == [7.0] * 4                   # its memory stays valid
+    w = other.view_1d(v, 2, 0)                         # a view of it: equally stale base
+    with pytest.raises(RuntimeError, match="reset"):
+        w.view_src.ne
+    other.reset()                                      # dropping the views forgets that
+    b = src_ctx.new_tensor_1d("f32", 4)
+    assert other.view_1d(b, 2, 0).view_src == b
