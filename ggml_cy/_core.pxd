@@ -176,7 +176,7 @@ cdef ggml_tensor * core_new_tensor(Context ctx, int type, int n_dims,
                                    const int64_t * ne) except NULL
 # A view of `a` in ctx (ggml_view_impl): ne/nb describe the view, `offset` is bytes from
 # a's data. view_src resolves to a's base (never a view) with an absolute view_offs; data
-# = base data + view_offs (NULL while the base has none). Checks that every byte the
+# = a's data + offset (NULL while a has none) and buffer = a's buffer. Checks that every byte the
 # view can touch lies inside a's extent (ValueError naming the shapes otherwise). Sets
 # op = `op` and src[0] = a; op_params are left zero (callers fill them).
 cdef ggml_tensor * core_new_view(Context ctx, ggml_tensor * a, int n_dims,

@@ -825,10 +825,13 @@ cdef ggml_tensor * core_new_view(Context ctx, ggml_tensor * a, int n_dims,
         raise_no_space(ctx, needed, available)
     cdef ggml_tensor * t = <ggml_tensor *>(<char *>ctx.ctx.mem_buffer + obj.offs)
     core_init_header(t, a.type, full_ne, full_nb,
-                     NULL if base.data == NULL else <void *>(<char *>base.data + abs_offs))
+                     NULL if a.data == NULL else <void *>(<char *>a.data + offset))
     t.view_src = base
     t.view_offs = <size_t>abs_offs
-    t.buffer = base.buffer   # a view lives in its base's backend buffer (ggml_backend_view_init)
+    # a view lives in its parent's backend buffer (ggml_backend_view_init). Data and buffer
+    # come from the live parent header, never from base: base may sit in another context
+    # that was reset since, and is only recorded, not read.
+    t.buffer = a.buffer
     t.op = op
     t.src[0] = a
     return t
