@@ -36,7 +36,8 @@ BINARY_LAYOUTS = ["specials_grid", "contiguous", "transposed", "both_transposed"
                   "sliced", "bcast_row", "bcast_col", "bcast_both", "bcast_view", "readonly",
                   "py_scalar", "np_scalar", "scalar_first", "zero_d", "zero_size", "out",
                   "out_strided", "out_is_input", "out_shifted", "out_reversed",
-                  "large", "large_specials", "large_bcast", "large_strided"]
+                  "out_transposed_self", "large", "large_specials", "large_bcast",
+                  "large_strided", "large_transposed", "large_out_transposed_self"]
 UNARY_LAYOUTS = ["specials", "contiguous", "transposed", "negstride", "sliced", "bcast_view",
                  "readonly", "zero_d", "zero_size", "out", "out_strided", "out_is_input",
                  "out_shifted", "out_reversed", "large", "large_specials", "large_strided"]
@@ -227,6 +228,19 @@ def binary_case(layout, dtype, op):
             a = a.ravel()
             b = b.ravel()
             kw["out"] = a[::-1]
+            watch = a
+        elif layout == "out_transposed_self":  # out = a.T on a square a: full overlap
+            a = _fresh(dt, (13, 13), seed, op, "a")
+            b = _fresh(dt, (13, 13), seed + 1, op, "b")
+            kw["out"] = a.T
+            watch = a
+        elif layout == "large_transposed":  # a.T + b: the cache-blocked path
+            a = _fresh(dt, (449, 447), seed, op, "a").T
+            b = _fresh(dt, (447, 449), seed + 1, op, "b")
+        elif layout == "large_out_transposed_self":
+            a = _fresh(dt, (449, 449), seed, op, "a")
+            b = _fresh(dt, (449, 449), seed + 1, op, "b")
+            kw["out"] = a.T
             watch = a
         elif layout == "large":
             a = _fresh(dt, (LARGE_N,), seed, op, "a")
@@ -1001,3 +1015,73 @@ def test_bfloat16_bad_input(bad):
             _cy("astype")([1.0, 2.0], "bfloat16")
         else:
             _cy("astype")(np.zeros(3, np.uint16), np.float32, from_bfloat16="yes")
+
+
+@pytest.mark.parametrize("dtype", NATIVE_DTYPES, ids=NATIVE_IDS)
+@pytest.mark.parametrize("op", WARN_OPS + ["maximum", "fmax", "equal", "less"])
+def test_warnings_for_each_special_pair(op, dtype):
+    """Every pair of special values on its own (17 copies: vector body and tail): the same
+    RuntimeWarnings as numpy. Lists every pair that differs."""
+    dt = np.dtype(dtype)
+    s = special_values(dt)
+    if dt.kind == "f":  # one NaN of each sign is enough here
+        s = np.concatenate([s[~np.isnan(s)], s[np.isnan(s)][:1]])
+    diffs = []
+    for x in s:
+        for y in s:
+            if op == "power" and dt.kind in "iu" and y < 0:
+                continue
+            a, b = np.full(17, x, dt), np.full(17, y, dt)
+            e = run(lambda: getattr(np, op)(a, b))
+            g = run(lambda: _cy(op)(a, b))
+            if (e.exc is None) != (g.exc is None) or e.warns != g.warns:
+                diffs.append(f"{op}({x!r}, {y!r}): numpy {sorted(m for _, m in e.warns)} "
+                             f"{type(e.exc).__name__ if e.exc else ''}, ggml_cy "
+                             f"{sorted(m for _, m in g.warns)} "
+                             f"{type(g.exc).__name__ if g.exc else ''}")
+    assert not diffs, f"{len(diffs)} pairs differ:\n" + "\n".join(diffs[:12])
+
+
+def _kw_cases():
+    f = np.linspace(-3, 3, 6).reshape(2, 3)
+    g = np.arange(6.0).reshape(2, 3) - 2
+    return {
+        "out_tuple": ("add", (f, g), {"out": (np.zeros((2, 3)),)}),
+        "where_with_out": ("multiply", (f, g), {"where": f > 0, "out": np.full((2, 3), 9.0)}),
+        "casting_unsafe_out_int": ("add", (f, g), {"out": np.zeros((2, 3), np.int32),
+                                                  "casting": "unsafe"}),
+        "order_F": ("subtract", (f, g), {"order": "F"}),
+        "dtype_float32": ("divide", (f, g), {"dtype": np.float32}),
+        "dtype_with_unsafe_casting": ("add", (f, g), {"dtype": np.int16, "casting": "unsafe"}),
+        "subok_false": ("maximum", (f, g), {"subok": False}),
+        "matrix_subclass": ("add", (np.asmatrix(f), g), {}),
+        "masked_array": ("add", (np.ma.masked_less(f, 0), g), {}),
+        "unary_where": ("negative", (f,), {"where": f > 0, "out": np.full((2, 3), 5.0)}),
+        "unary_dtype": ("sqrt", (np.abs(f),), {"dtype": np.float32}),
+        "unary_out_tuple": ("absolute", (f,), {"out": (np.zeros((2, 3)),)}),
+        "bool_out_for_compare_float_out": ("less", (f, g), {"out": np.zeros((2, 3))}),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_kw_cases()))
+def test_numpy_keywords(case):
+    """numpy's other ufunc keywords give numpy's answer (natively or handed to numpy),
+    including the result type (subclasses survive as they do in numpy)."""
+    op, args, kw = _kw_cases()[case]
+    kw2 = {k: (tuple(np.array(o, copy=True) for o in v) if k == "out" and isinstance(v, tuple)
+               else np.array(v, copy=True) if k == "out" else v) for k, v in kw.items()}
+    expected = run(lambda: getattr(np, op)(*args, **kw))
+    got = run(lambda: _cy(op)(*args, **kw2))
+    if expected.exc is None and got.exc is None:
+        assert type(got.value) is type(expected.value), (type(got.value), type(expected.value))
+        assert_bitwise(np.asarray(got.value), np.asarray(expected.value), what=case)
+        if isinstance(expected.value, np.ma.MaskedArray):
+            assert np.array_equal(np.ma.getmaskarray(got.value),
+                                  np.ma.getmaskarray(expected.value))
+        if "out" in kw:
+            o = kw2["out"][0] if isinstance(kw2["out"], tuple) else kw2["out"]
+            assert got.value is o, "the result must be the out array"
+        if case == "order_F":
+            assert got.value.flags.f_contiguous == expected.value.flags.f_contiguous
+    else:
+        compare_outcomes(got, expected, what=case, check_warnings=False)
