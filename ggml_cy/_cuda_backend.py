@@ -59,6 +59,8 @@ class CudaBackend(_backend.Backend):
         lib = _lib()
         lib.set_device(int(device))
         self.device = int(device)
+        self.last_replayed = False
+        self._nodes = None           # (graph, n_nodes, node addresses) of the last graph
 
     def get_default_buffer_type(self):
         return CudaBufferType()
@@ -74,8 +76,14 @@ class CudaBackend(_backend.Backend):
     def graph_compute(self, graph):
         """Runs every node on the GPU, in order. Returns the graph."""
         lib = _lib()
-        nodes = graph.nodes
-        self.last_replayed = lib.graph_compute([lib.tensor_address(t) for t in nodes])
+        n = graph.n_nodes            # raises if the graph's context was reset
+        cached = self._nodes
+        if cached is not None and cached[0] is graph and cached[1] == n:
+            addrs = cached[2]
+        else:                        # node addresses, taken once per graph and size
+            addrs = [lib.tensor_address(t) for t in graph.nodes]
+            self._nodes = (graph, n, addrs)
+        self.last_replayed = lib.graph_compute(addrs)
         return graph
 
     def synchronize(self):

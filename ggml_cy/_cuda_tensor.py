@@ -301,6 +301,11 @@ class DeviceTensor:
                 d += 1
         return self._view(offset, shape, strides)
 
+    def __setitem__(self, key, value):
+        """x[key] = value: a device copy (broadcast, converted) into the view x[key]."""
+        from ggml_cy import cuda
+        cuda.copyto(self[key], value)
+
     # ------------------------------------------------------------ data
     def numpy(self, raw_bfloat16=False):
         """A host copy (numpy array). bfloat16 comes back as float32 (exact), or as its

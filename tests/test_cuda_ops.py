@@ -392,3 +392,17 @@ def test_caching_allocator_reuses_blocks():
     assert y.data_ptr == ptr
     assert gcuda.cached_bytes() == 0
     gcuda.empty_cache()
+
+
+def test_setitem_copies_into_views():
+    a = rand((6, 8), np.float32)
+    d = gcuda.asarray(a)
+    d[1:3] = 0.5
+    d[:, 0] = np.arange(6, dtype=np.float64)        # host array, converted
+    d[5] = d[4]
+    a[1:3] = 0.5
+    a[:, 0] = np.arange(6)
+    a[5] = a[4]
+    assert_same(d.numpy(), a)
+    with pytest.raises(ValueError):
+        d[0] = np.ones(7, np.float32)
