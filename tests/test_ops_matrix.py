@@ -1085,3 +1085,87 @@ def test_numpy_keywords(case):
             assert got.value.flags.f_contiguous == expected.value.flags.f_contiguous
     else:
         compare_outcomes(got, expected, what=case, check_warnings=False)
+
+
+UNARY_SCALARS = [3, -2.5, True, np.float32(2.5), np.int8(-3), np.float16(0.5), np.uint8(200),
+                 np.float64(-0.0), np.int64(-2**63)]
+
+
+@pytest.mark.parametrize("op", UNARY_OPS)
+def test_unary_scalar_inputs(op):
+    """Python and numpy scalars: numpy's result type (a numpy scalar) and value."""
+    for x in UNARY_SCALARS:
+        expected = run(lambda: getattr(np, op)(x))
+        got = run(lambda: _cy(op)(x))
+        rdt = None if expected.exc else np.asarray(expected.value).dtype
+        compare_outcomes(got, expected, exact=op in UNARY_EXACT,
+                         max_ulp=ULP_BOUND.get(getattr(rdt, "name", ""), 0),
+                         what=f"{op}({x!r})", check_warnings=op in UNARY_EXACT)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, bool],
+                         ids=["float32", "float64", "float16", "int32", "bool"])
+@pytest.mark.parametrize("op", ["negative", "absolute", "square", "sqrt", "exp", "sign"])
+def test_unary_dtype_argument(op, dtype):
+    x = np.linspace(0.5, 3, 12).reshape(3, 4)
+    expected = run(lambda: getattr(np, op)(x, dtype=dtype))
+    got = run(lambda: _cy(op)(x, dtype=dtype))
+    rdt = None if expected.exc else np.asarray(expected.value).dtype
+    compare_outcomes(got, expected, exact=op not in UNARY_TRANSCENDENTAL,
+                     max_ulp=ULP_BOUND.get(getattr(rdt, "name", ""), 0),
+                     what=f"{op}(dtype={np.dtype(dtype).name})", check_warnings=False)
+
+
+BAD_INPUTS = {
+    "none": None,
+    "string": "abc",
+    "str_array": np.array(["a", "b"]),
+    "object_array": np.array([object(), object()], dtype=object),
+    "dict": {"a": 1},
+    "ragged_list": [[1, 2], [3]],
+}
+ACT_BAD_CALLS = {
+    "relu": lambda f, x: f(x), "sigmoid": lambda f, x: f(x), "gelu": lambda f, x: f(x),
+    "elu": lambda f, x: f(x), "softplus": lambda f, x: f(x), "step": lambda f, x: f(x),
+    "leaky_relu": lambda f, x: f(x, 0.1), "prelu": lambda f, x: f(x, 0.25),
+    "clip": lambda f, x: f(x, -1.0, 1.0), "scale": lambda f, x: f(x, 2.0),
+    "astype": lambda f, x: f(x, np.float32), "ascontiguousarray": lambda f, x: f(x),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_INPUTS))
+@pytest.mark.parametrize("op", ["add", "equal", "negative", "sqrt", "logical_not"])
+def test_bad_data_ufuncs_raise_numpys_error(op, bad):
+    x = BAD_INPUTS[bad]
+    args = (x, np.ones(2)) if op in BINARY_OPS else (x,)
+    expected = run(lambda: getattr(np, op)(*args))
+    got = run(lambda: _cy(op)(*args))
+    if expected.exc is None:  # numpy handles it (objects, strings): so must ggml_cy
+        assert got.exc is None, f"numpy gives a result, ggml_cy raises {got.exc!r}"
+        assert type(got.value) is type(expected.value)
+        e, g = np.asarray(expected.value), np.asarray(got.value)
+        assert e.dtype == g.dtype and e.shape == g.shape
+        return
+    assert_same_exception(got, expected, what=f"{op}({bad})")
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_INPUTS))
+@pytest.mark.parametrize("op", sorted(ACT_BAD_CALLS))
+def test_bad_data_activations_and_conversions_raise(op, bad):
+    """ggml's activations and the conversions refuse what they cannot compute with a
+    TypeError or ValueError (or compute numpy's answer), never crash."""
+    try:
+        r = ACT_BAD_CALLS[op](_cy(op), BAD_INPUTS[bad])
+    except (TypeError, ValueError):
+        return
+    # accepted: then it must be an array or numpy scalar
+    assert isinstance(r, (np.ndarray, np.generic)), f"{op}({bad}) returned {type(r)}"
+
+
+@pytest.mark.parametrize("op,args", [("leaky_relu", ("x",)), ("clip", ("lo", 1.0)),
+                                     ("scale", ("two",)), ("prelu", (np.ones(5),)),
+                                     ("clip", (np.ones(7), 2.0)), ("scale", ([1.0, 2.0],))])
+def test_bad_parameters_are_refused(op, args):
+    x = np.linspace(-1, 1, 6).reshape(2, 3)
+    with pytest.raises((TypeError, ValueError)):
+        _cy(op)(x, *args)
