@@ -301,6 +301,49 @@ static inline void kern_prefetch_tile(const char * src, int64_t s_c, int64_t s_r
     }
 }
 
+/* Contiguous rounding rows with explicit AVX rounding: gcc vectorizes floorf & co only
+ * under -fno-trapping-math, which would also let it speculate divisions elsewhere and
+ * raise flags numpy does not. _MM_FROUND_NO_EXC: no inexact flag, NaN kept. */
+#define KERN_ROUND_ROWS(name, mode)                                                       \
+static inline void kern_##name##_row_f32(const float * a, float * d, int64_t n) {       \
+    int64_t i = 0;                                                                      \
+    KERN_ROUND_BODY_PS(mode)                                                            \
+    for (; i < n; i++) d[i] = _mm_cvtss_f32(_mm_round_ss(_mm_setzero_ps(),              \
+                                  _mm_set_ss(a[i]), (mode) | _MM_FROUND_NO_EXC));        \
+}                                                                                       \
+static inline void kern_##name##_row_f64(const double * a, double * d, int64_t n) {     \
+    int64_t i = 0;                                                                      \
+    KERN_ROUND_BODY_PD(mode)                                                            \
+    for (; i < n; i++) d[i] = _mm_cvtsd_f64(_mm_round_sd(_mm_setzero_pd(),              \
+                                  _mm_set_sd(a[i]), (mode) | _MM_FROUND_NO_EXC));        \
+}
+#if defined(__AVX__)
+#define KERN_ROUND_BODY_PS(mode) for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i,       \
+        _mm256_round_ps(_mm256_loadu_ps(a + i), (mode) | _MM_FROUND_NO_EXC));
+#define KERN_ROUND_BODY_PD(mode) for (; i + 4 <= n; i += 4) _mm256_storeu_pd(d + i,       \
+        _mm256_round_pd(_mm256_loadu_pd(a + i), (mode) | _MM_FROUND_NO_EXC));
+#else
+#define KERN_ROUND_BODY_PS(mode)
+#define KERN_ROUND_BODY_PD(mode)
+#endif
+#if defined(__SSE4_1__)
+KERN_ROUND_ROWS(floor, _MM_FROUND_TO_NEG_INF)
+KERN_ROUND_ROWS(ceil, _MM_FROUND_TO_POS_INF)
+KERN_ROUND_ROWS(trunc, _MM_FROUND_TO_ZERO)
+KERN_ROUND_ROWS(round, _MM_FROUND_TO_NEAREST_INT)
+#else
+#include <math.h>
+#define KERN_ROUND_PORTABLE(name, fn)                                                     \
+static inline void kern_##name##_row_f32(const float * a, float * d, int64_t n) {       \
+    for (int64_t i = 0; i < n; i++) d[i] = fn##f(a[i]); }                               \
+static inline void kern_##name##_row_f64(const double * a, double * d, int64_t n) {     \
+    for (int64_t i = 0; i < n; i++) d[i] = fn(a[i]); }
+KERN_ROUND_PORTABLE(floor, floor)
+KERN_ROUND_PORTABLE(ceil, ceil)
+KERN_ROUND_PORTABLE(trunc, trunc)
+KERN_ROUND_PORTABLE(round, rint)
+#endif
+
 static inline void kern_sfence(void) {
 #if defined(__SSE__)
     _mm_sfence();
