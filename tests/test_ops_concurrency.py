@@ -73,11 +73,19 @@ def _job(seed):
     return op, args, expected, exact
 
 
-def _worker(start_seed, barrier, errors):
+def _serial(op, args):
+    """ggml_cy's answer with nothing else running (to tell concurrency bugs from others)."""
+    try:
+        with np.errstate(all="ignore"):
+            return np.array(_cy(op)(*args, n_threads=2), copy=True)
+    except Exception as e:  # noqa: BLE001
+        return e
+
+
+def _worker(jobs, barrier, errors):
     barrier.wait()  # everyone starts together, so calls overlap
-    for k in range(CALLS_PER_THREAD):
-        seed = start_seed * 1000 + k
-        op, args, expected, exact = _job(seed)
+    for seed, (op, args, expected, exact), serial in jobs:
+        got = None
         try:
             with np.errstate(all="ignore"):  # (warnings.catch_warnings is not thread-safe)
                 got = _cy(op)(*args, n_threads=2)
@@ -87,15 +95,27 @@ def _worker(start_seed, barrier, errors):
                 assert_ulp(got, expected, 2 if expected.dtype != np.float16 else 1,
                            what=f"{op} seed={seed}")
         except Exception as e:  # noqa: BLE001 - collected and reported by the main thread
-            errors.append(f"thread {start_seed} call {k} ({op}): {type(e).__name__}: "
-                          f"{str(e).splitlines()[0]}")
+            same = (isinstance(serial, np.ndarray) and got is not None
+                    and np.asarray(got).dtype == serial.dtype
+                    and np.array_equal(np.asarray(got).view(np.uint8), serial.view(np.uint8)))
+            errors.append(f"seed {seed} ({op}): {type(e).__name__}: {str(e).splitlines()[0]}"
+                          + (" [the same without concurrency: not a threading bug]"
+                             if same else " [differs from the serial result: THREADING]"))
 
 
 @pytest.mark.parametrize("round_", range(2), ids=["round0", "round1"])
 def test_many_python_threads_each_result_checked(round_):
     barrier = threading.Barrier(N_PY_THREADS)
     errors = []
-    threads = [threading.Thread(target=_worker, args=(round_ * 100 + i, barrier, errors))
+    work = []
+    for i in range(N_PY_THREADS):
+        jobs = []
+        for k in range(CALLS_PER_THREAD):
+            seed = (round_ * 100 + i) * 1000 + k
+            job = _job(seed)
+            jobs.append((seed, job, _serial(job[0], job[1])))
+        work.append(jobs)
+    threads = [threading.Thread(target=_worker, args=(work[i], barrier, errors))
                for i in range(N_PY_THREADS)]
     for t in threads:
         t.start()
@@ -152,3 +172,45 @@ def test_floating_point_errors_stay_with_their_call():
     t1.join(120), t2.join(120)
     assert results.get("dirty") == {"divide by zero encountered in divide"}, results
     assert results.get("clean") == {None}, results
+
+
+@pytest.mark.parametrize("n_threads", [4, 8, 64], ids=["nth4", "nth8", "nth64"])
+def test_more_threads_than_cores(n_threads):
+    """More OpenMP threads than cores (and than rows for small shapes): still exact."""
+    rng = np.random.default_rng(n_threads)
+    for shape in [(3,), (5, 7), (LARGE_N,), (449, 447)]:
+        a = random_values(np.float32, int(np.prod(shape)), rng).reshape(shape)
+        b = random_values(np.float32, int(np.prod(shape)), rng).reshape(shape)
+        with np.errstate(all="ignore"):
+            assert_bitwise(_cy("add")(a, b, n_threads=n_threads), a + b,
+                           what=f"add{shape} nth{n_threads}")
+            assert_bitwise(_cy("add")(a.T, b.T, n_threads=n_threads), a.T + b.T,
+                           what=f"add{shape}.T nth{n_threads}")
+
+
+def test_python_threads_with_different_thread_counts():
+    """Calls with n_threads 1, 2, 3 and 5 at the same time, each exact."""
+    rng = np.random.default_rng(4)
+    a = random_values(np.float64, LARGE_N, rng)
+    b = random_values(np.float64, LARGE_N, rng)
+    with np.errstate(all="ignore"):
+        expected = np.multiply(a, b)
+    barrier = threading.Barrier(4)
+    errors = []
+
+    def work(nt):
+        barrier.wait()
+        for _ in range(10):
+            with np.errstate(all="ignore"):
+                r = _cy("multiply")(a, b, n_threads=nt)
+            try:
+                assert_bitwise(r, expected, what=f"nth{nt}")
+            except AssertionError as e:
+                errors.append(str(e).splitlines()[0])
+
+    ts = [threading.Thread(target=work, args=(nt,)) for nt in (1, 2, 3, 5)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    assert not errors, errors[:5]
