@@ -1200,12 +1200,19 @@ cdef class Tensor:
         if t.data == NULL:
             raise RuntimeError("tensor has no data (a no_alloc header not placed in a buffer)")
         base = self
+        if not _in_pool(self.owner, t.data):
+            # a view into another context's pool: the array must hold that context
+            # itself, since this context forgets it on reset()
+            for d in self.owner._deps:
+                if _in_pool(<Context>d, t.data):
+                    base = (self, d)
+                    break
         if t.buffer != NULL and _buffer_hook is not None:
             keeper = _buffer_hook(<size_t>t.buffer)
             if keeper is None:
                 raise RuntimeError("tensor data lives in device memory; copy it out with "
                                    "ggml_cy.backend.tensor_get")
-            base = (self, keeper)   # the array keeps the tensor and the buffer alive
+            base = (base, keeper)   # the array keeps the tensor and the buffer alive
         cdef int n = _ndim(t)
         cdef int want = n
         if ndim is not None:

@@ -275,3 +275,19 @@ def test_cross_context_source_reset_makes_navigation_stale():
     other.reset()                                      # dropping the views forgets that
     b = src_ctx.new_tensor_1d("f32", 4)
     assert other.view_1d(b, 2, 0).view_src == b
+
+
+def test_array_of_cross_context_view_holds_the_source_pool():
+    src_ctx = Context(1 << 12)
+    ref = __import__("weakref").ref(src_ctx)
+    a = src_ctx.tensor_from(np.arange(8, dtype=np.float32))
+    other = Context(1 << 12)
+    arr = other.view_1d(a, 4, 16).numpy()
+    other.reset()                                      # forgets src_ctx
+    del a, src_ctx
+    gc.collect()
+    assert ref() is not None                           # the array still holds it
+    assert arr.tolist() == [4, 5, 6, 7]
+    del arr
+    gc.collect()
+    assert ref() is None
