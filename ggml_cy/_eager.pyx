@@ -547,6 +547,10 @@ cdef int scalar_into(char * buf, object value, int code, int t) except -2:
     return -1
 
 
+cdef inline bint is_float_type(int t) noexcept:
+    return t == GGML_TYPE_F32 or t == GGML_TYPE_F64 or t == GGML_TYPE_F16 or t == GGML_TYPE_BF16
+
+
 cdef inline int operand_code(object x) noexcept:
     """Operand code of a Python value: ndarray type number, CODE_PYINT/PYFLOAT for weak
     Python scalars, NPY_BOOL for Python bool, CODE_OTHER for anything else (numpy scalars
@@ -687,7 +691,7 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
             ops[1].type = loop.t0
             ops[1].nd = 0
         else:
-            if c0 != CODE_PYFLOAT:   # out-of-range ints: numpy raises or (comparisons) copes
+            if not is_float_type(loop.t0):   # out-of-range ints: numpy raises or copes
                 return fallback(op, args, out, dtype, kwargs)
             x0 = np.asarray(a, dtype=loop.d0)
             array_operand(&ops[1], x0, loop.t0)
@@ -704,7 +708,7 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
                 ops[2].type = loop.t1
                 ops[2].nd = 0
             else:
-                if c1 != CODE_PYFLOAT:
+                if not is_float_type(loop.t1):
                     return fallback(op, args, out, dtype, kwargs)
                 x1 = np.asarray(b, dtype=loop.d1)
                 array_operand(&ops[2], x1, loop.t1)
