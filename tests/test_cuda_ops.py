@@ -406,3 +406,37 @@ def test_setitem_copies_into_views():
     assert_same(d.numpy(), a)
     with pytest.raises(ValueError):
         d[0] = np.ones(7, np.float32)
+
+
+COPY_TYPES = [np.float32, np.float16, np.float64, np.int8, np.int32, np.int64, np.uint8, np.bool_]
+
+
+@given(data=st.data())
+def test_copy_property_any_layout_any_pair(data):
+    """Random shape, permutation and slicing (negative steps too), random type pair:
+    the device copy equals numpy's astype of the same view."""
+    nd = data.draw(st.integers(1, 4))
+    shape = tuple(data.draw(st.lists(st.integers(1, 9), min_size=nd, max_size=nd)))
+    perm = tuple(data.draw(st.permutations(range(nd))))
+    steps = tuple(data.draw(st.lists(st.sampled_from([1, 2, -1, -2]), min_size=nd, max_size=nd)))
+    src_t = data.draw(st.sampled_from(COPY_TYPES))
+    dst_t = data.draw(st.sampled_from(COPY_TYPES))
+    a = rand(shape, src_t)
+    if np.dtype(src_t).kind == "f" and np.dtype(dst_t).kind in "ub":
+        a = np.abs(a)
+    key = tuple(slice(None, None, s) for s in steps)
+    view = a.transpose(perm)[key]
+    dview = gcuda.asarray(a).transpose(perm)[key]
+    got = dview.astype(dst_t).numpy()
+    assert_same(got, view.astype(dst_t))
+
+
+@pytest.mark.parametrize("name", ["negative", "absolute", "relu", "floor", "sqrt", "square"])
+def test_bfloat16_unary_is_float32_rounded(name):
+    x = np.abs(rand((513,), np.float32)) if name == "sqrt" else rand((513,), np.float32)
+    x = np.asarray(ggml_cy.bfloat16_to_float32(ggml_cy.float32_to_bfloat16(x)), np.float32)
+    got = getattr(ggml_cy, name)(gcuda.asarray(x, "bfloat16"))
+    assert got.dtype == "bfloat16"
+    ref = cpu(name, x)
+    want = np.asarray(ggml_cy.bfloat16_to_float32(ggml_cy.float32_to_bfloat16(ref)), np.float32)
+    assert_same(got.numpy(), want)
