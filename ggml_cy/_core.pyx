@@ -1285,10 +1285,6 @@ cdef class Tensor:
         self.ptr()
         return _permute(self.owner, self, (1, 0, 2, 3), GGML_OP_TRANSPOSE, b" (transposed)")
 
-    @property
-    def T(self):
-        return self.transpose()
-
 
 cdef inline int _ndim(const ggml_tensor * t) noexcept nogil:
     cdef int i
