@@ -84,6 +84,45 @@ k_bin_fast(const T * __restrict__ a, const T * __restrict__ b, TD * __restrict__
     }
 }
 
+// Inner-dimension broadcast, b indexed by i % K (b a contiguous run of K elements, tiled
+// over `rows` rows of a): a 2-D grid, x over the row's vectors, y over chunks of rows. Each
+// thread loads its vector of b once and reuses it down its chunk of rows (4 rows of a in
+// flight), so b is read from memory once instead of once per row.
+constexpr int INNER_ROWS_ILP = 4;
+
+template <int OP, typename T, typename TD, bool SWAP>
+__global__ void __launch_bounds__(BLOCK)
+k_bin_inner(const T * __restrict__ a, const T * __restrict__ b, TD * __restrict__ d,
+            uint32_t kvec, uint32_t rows, uint32_t rows_per_y) {
+    constexpr int VEC = 16 / sizeof(T);
+    using VT = vec_t<T, VEC>;
+    using VD = vec_t<TD, VEC>;
+    const uint32_t kv = blockIdx.x * BLOCK + threadIdx.x;
+    if (kv >= kvec) return;
+    const VT vb = reinterpret_cast<const VT *>(b)[kv];
+    const uint32_t r0 = blockIdx.y * rows_per_y;
+    const uint32_t r1 = min(r0 + rows_per_y, rows);
+    for (uint32_t r = r0; r < r1; r += INNER_ROWS_ILP) {
+        VT va[INNER_ROWS_ILP];
+#pragma unroll
+        for (int j = 0; j < INNER_ROWS_ILP; j++) {
+            if (r + j < r1) va[j] = reinterpret_cast<const VT *>(a)[(r + j) * kvec + kv];
+        }
+#pragma unroll
+        for (int j = 0; j < INNER_ROWS_ILP; j++) {
+            if (r + j < r1) {
+                VD o;
+#pragma unroll
+                for (int e = 0; e < VEC; e++) {
+                    o.v[e] = SWAP ? bin_elem<OP, T, TD>(vb.v[e], va[j].v[e])
+                                  : bin_elem<OP, T, TD>(va[j].v[e], vb.v[e]);
+                }
+                reinterpret_cast<VD *>(d)[(r + j) * kvec + kv] = o;
+            }
+        }
+    }
+}
+
 struct fast_plan {
     int mode;
     const void * a;
@@ -108,7 +147,20 @@ static int launch_fast_op(const fast_plan & p, void * d, cudaStream_t stream) {
         const T * a = (const T *)p.a;
         const T * b = (const T *)p.b;
         fastdiv K = make_fastdiv(p.K), M = make_fastdiv(p.M);
-        if (p.mode == FAST_FLAT) {
+        if (p.mode != FAST_FLAT && p.sk == 1 && p.M == 1 && p.K < p.n) {
+            // inner-dimension broadcast: b once per thread, reused down the rows
+            const uint32_t kvec = p.K / VEC, rows = p.n / p.K;
+            const unsigned gx = ceil_div(kvec, BLOCK);
+            uint32_t per_y = 2 * INNER_ROWS_ILP;
+            while ((rows + per_y - 1) / per_y > 65535) per_y *= 2;
+            const unsigned gy = ceil_div(rows, per_y);
+            const dim3 g2(gx, gy);
+            if (p.mode == FAST_BCAST || op_is_commutative(OP)) {
+                k_bin_inner<OP, T, TD, false><<<g2, BLOCK, 0, stream>>>(a, b, (TD *)d, kvec, rows, per_y);
+            } else if constexpr (!op_is_commutative(OP)) {
+                k_bin_inner<OP, T, TD, true><<<g2, BLOCK, 0, stream>>>(a, b, (TD *)d, kvec, rows, per_y);
+            }
+        } else if (p.mode == FAST_FLAT) {
             k_bin_fast<OP, T, TD, FAST_FLAT><<<grid, BLOCK, 0, stream>>>(a, b, (TD *)d, p.n, K, M, p.sm, p.sk, ilp);
         } else if (p.mode == FAST_BCAST || op_is_commutative(OP)) {
             // a commutative op needs no swapped variant: op(b, a) == op(a, b)
