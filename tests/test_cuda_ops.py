@@ -85,6 +85,7 @@ LAYOUTS = {
     "scalar_arr": ((100, 3), (1,)),
     "both": ((7, 1, 5), (1, 6, 5)),
     "tail": ((1001,), (1001,)),
+    "big_inner": ((3, 256, 512), (256, 512)),     # b >= 256 KiB: the row-reuse kernel
 }
 
 
@@ -107,7 +108,7 @@ def test_binary_matches_cpu(name, dtype, layout):
 
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "maximum", "minimum",
                                   "less", "equal"])
-@pytest.mark.parametrize("layout", ["same", "inner", "channel", "tail"])
+@pytest.mark.parametrize("layout", ["same", "inner", "channel", "tail", "big_inner"])
 def test_bfloat16_is_float32_rounded(name, layout):
     sa, sb = LAYOUTS[layout]
     a32 = ggml_cy.bfloat16_to_float32(ggml_cy.float32_to_bfloat16(rand(sa, np.float32)))
