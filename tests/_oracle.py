@@ -18,6 +18,7 @@ import numpy as np
 # "full", which still runs the whole op-test suite in a few minutes on 2 cores).
 SIZE = os.environ.get("GGML_CY_TEST_SIZE", "full")
 LARGE_N = 200_003 if SIZE == "full" else 65_537  # odd: leaves a vector tail on every thread
+MID_N = 100_003 if SIZE == "full" else 65_537  # the other large layouts: still threaded
 
 FLOAT_DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)]
 INT_DTYPES = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8)]
