@@ -319,3 +319,30 @@ def test_op_names_and_support_table():
     assert not K.op_supported_py("EQ", np.float32, np.float32, np.float32)
     assert K.op_supported_py("CPY", np.int8, np.float16)
     assert not K.op_supported_py("EXP", np.int32, np.int32)
+
+
+def test_concurrent_python_threads():
+    """Kernels called from many Python threads at once (each opening its own parallel
+    region, GIL released) give every caller its own correct result."""
+    import threading
+    rng = np.random.default_rng(12)
+    arrays = [(rng.standard_normal(200000).astype(np.float32),
+               rng.standard_normal(200000).astype(np.float32)) for _ in range(8)]
+    outs = [np.empty(200000, np.float32) for _ in range(8)]
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(5):
+                K._apply("MUL", outs[i], arrays[i][0], arrays[i][1], n_threads=2)
+                if not bits_equal(outs[i], arrays[i][0] * arrays[i][1]):
+                    errors.append(i)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

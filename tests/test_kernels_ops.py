@@ -286,3 +286,43 @@ def test_bf16_comparison_writes_bool():
     out = np.empty(100, bool)
     K._apply("LT", out, ab, bb, types=(K.TYPE_BOOL, K.TYPE_BF16, K.TYPE_BF16))
     assert np.array_equal(out, bf16_to_f32(ab) < bf16_to_f32(bb))
+
+
+BF16_BINARY = ["ADD", "SUB", "MUL", "DIV", "FLOOR_DIV", "MOD", "FMOD", "MAX", "MIN", "FMAX",
+               "FMIN", "POW", "PRELU"]
+BF16_UNARY = ["NEG", "ABS", "SGN", "SQR", "SQRT", "EXP", "LOG", "SIN", "TANH", "FLOOR",
+              "ROUND", "RELU", "SIGMOID", "GELU", "SOFTPLUS"]
+
+
+@pytest.mark.parametrize("name", BF16_BINARY + BF16_UNARY)
+def test_bf16_ops_equal_float32_op_rounded(name):
+    """bfloat16 computes in float32 and rounds once: equal to the float32 kernel's result
+    rounded to bfloat16, bit for bit."""
+    a = f32_to_bf16(sample(np.float32, 400, 21))
+    b = f32_to_bf16(sample(np.float32, 400, 22)[::-1].copy())
+    out = np.empty_like(a)
+    ref32 = np.empty(400, np.float32)
+    if name in BF16_BINARY:
+        K._apply(name, out, a, b, types=(K.TYPE_BF16,) * 3)
+        K._apply(name, ref32, bf16_to_f32(a), bf16_to_f32(b))
+    else:
+        K._apply(name, out, a, types=(K.TYPE_BF16,) * 2)
+        K._apply(name, ref32, bf16_to_f32(a))
+    assert np.array_equal(out, f32_to_bf16(ref32))
+
+
+@pytest.mark.parametrize("name", ["ADD", "MUL", "MAX", "FLOOR_DIV", "LT", "LOGICAL_XOR"])
+def test_f16_tiled_strided_threads(name, n_threads=3):
+    """float16 staging combined with tiling, negative strides and the thread split."""
+    rng = np.random.default_rng(8)
+    a = (rng.standard_normal((6, 40, 50)) * 4).astype(np.float16)[:, ::-1, :]
+    b = (rng.standard_normal((1, 40, 1)) * 4).astype(np.float16)
+    f = BINARY[name]
+    ref = numpy_ref(f, a, b)
+    out = np.empty(ref.shape, ref.dtype)
+    old = K._set_tuning(par_min=8, par_min_heavy=8)
+    try:
+        K._apply(name, out, a, b, n_threads=n_threads)
+    finally:
+        K._set_tuning(*old)
+    assert bits_equal(out, ref)

@@ -120,7 +120,12 @@ static inline T kern_hardsigmoid_##tn(T x) {                                    
     t = t > 0 ? t : (T)0;                                                               \
     return t < 1 ? t : (T)1;                                                            \
 }                                                                                       \
-static inline T kern_hardswish_##tn(T x) { return x * kern_hardsigmoid_##tn(x); }       \
+static inline T kern_hardswish_##tn(T x) {                                              \
+    T t = (x + (T)3) / (T)6;                                                            \
+    t = t > 0 ? t : (T)0;                                                               \
+    t = t < 1 ? t : (T)1;                                                               \
+    return x * t;                                                                       \
+}                                                                                       \
 static inline T kern_softplus_##tn(T x) { return x > (T)20 ? x : log1p##SFX(exp##SFX(x)); } \
 static inline T kern_step_##tn(T x) { return x > 0 ? (T)1 : (T)0; }                     \
 /* numpy's clip: minimum(maximum(x, lo), hi), NaN propagating */                        \
