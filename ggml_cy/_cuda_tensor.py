@@ -316,6 +316,8 @@ class DeviceTensor:
     get = numpy
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("a device tensor reaches the host only as a copy (copy=False)")
         a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
