@@ -83,9 +83,14 @@ typedef struct ggml_context {
 #define GGML_OBJECT_SIZE sizeof(ggml_object)
 #define GGML_TENSOR_SIZE sizeof(ggml_tensor)
 
-/* Checked at compile time so the documented overheads stay true. */
-_Static_assert(sizeof(ggml_object) == 32, "ggml_object must be 32 bytes");
-_Static_assert(sizeof(ggml_tensor) % GGML_MEM_ALIGN == 0, "ggml_tensor must pad to 16 bytes");
+/* Checked at compile time so the documented overheads stay true (C and C++ spellings). */
+#ifdef __cplusplus
+#define GGML_CY_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define GGML_CY_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+GGML_CY_STATIC_ASSERT(sizeof(ggml_object) == 32, "ggml_object must be 32 bytes");
+GGML_CY_STATIC_ASSERT(sizeof(ggml_tensor) % GGML_MEM_ALIGN == 0, "ggml_tensor must pad to 16 bytes");
 
 static inline bool ggml_type_valid(int type) {
     switch (type) {
