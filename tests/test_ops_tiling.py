@@ -38,10 +38,8 @@ OPS = {
     "LOGICAL_AND": (np.logical_and, FLOATS + INTS),
 }
 # src1 layout x thread count (every layout on one thread count or another)
-COMBOS = [("contiguous", 1), ("contiguous", 2), ("contiguous", 3), ("transposed", 2),
-          ("negstride", 3)]
-DTYPES = [np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int32, np.int8,
-                                np.uint8, np.int64)]
+COMBOS = [("contiguous", 1), ("contiguous", 3), ("transposed", 2), ("negstride", 1)]
+DTYPES = [np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int32, np.uint8)]
 
 
 @pytest.fixture
