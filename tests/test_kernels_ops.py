@@ -326,3 +326,17 @@ def test_f16_tiled_strided_threads(name, n_threads=3):
     finally:
         K._set_tuning(*old)
     assert bits_equal(out, ref)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", ["MAX", "MIN", "FMAX", "FMIN"])
+def test_max_min_ties_and_nans_every_pair(name, dt):
+    """Signed zeros and NaNs of both signs, every ordered pair: numpy's float16 loops keep
+    the first operand on ties, its float32/float64 SIMD loops the second."""
+    vals = np.array([0.0, -0.0, np.nan, -np.nan, 1.0, -1.0, np.inf, -np.inf]).astype(dt)
+    a = np.repeat(vals, len(vals))
+    b = np.tile(vals, len(vals))
+    ref = numpy_ref(BINARY[name], a, b)
+    out = np.empty_like(ref)
+    K._apply(name, out, a, b)
+    assert bits_equal(out, ref)

@@ -104,17 +104,6 @@ static inline T kern_relu_##tn(T x) { return x > 0 ? x : (T)0; }                
 static inline T kern_leaky_relu_##tn(T x, T slope) {                                    \
     return (x > 0 ? x : (T)0) + slope * (x < 0 ? x : (T)0);                             \
 }                                                                                       \
-static inline T kern_elu_##tn(T x, T alpha) { return x > 0 ? x : alpha * expm1##SFX(x); } \
-static inline T kern_sigmoid_##tn(T x) { return (T)1 / ((T)1 + exp##SFX(-x)); }         \
-static inline T kern_silu_##tn(T x) { return x / ((T)1 + exp##SFX(-x)); }               \
-static inline T kern_gelu_##tn(T x) {                                                   \
-    return (T)0.5 * x * ((T)1 + tanh##SFX((T)0.79788456080286535587989211986876 * x *   \
-                                         ((T)1 + (T)0.044715 * x * x)));                \
-}                                                                                       \
-static inline T kern_gelu_erf_##tn(T x) {                                               \
-    return (T)0.5 * x * ((T)1 + erf##SFX(x * (T)0.70710678118654752440084436210484));   \
-}                                                                                       \
-static inline T kern_gelu_quick_##tn(T x) { return x * ((T)1 / ((T)1 + exp##SFX((T)-1.702 * x))); } \
 static inline T kern_hardsigmoid_##tn(T x) {                                            \
     T t = (x + (T)3) / (T)6;                                                            \
     t = t > 0 ? t : (T)0;                                                               \
@@ -126,7 +115,6 @@ static inline T kern_hardswish_##tn(T x) {                                      
     t = t < 1 ? t : (T)1;                                                               \
     return x * t;                                                                       \
 }                                                                                       \
-static inline T kern_softplus_##tn(T x) { return x > (T)20 ? x : log1p##SFX(exp##SFX(x)); } \
 static inline T kern_step_##tn(T x) { return x > 0 ? (T)1 : (T)0; }                     \
 /* numpy's clip: minimum(maximum(x, lo), hi), NaN propagating */                        \
 static inline T kern_clamp_##tn(T x, T lo, T hi) { return kern_min_##tn(kern_max_##tn(x, lo), hi); } \
@@ -134,6 +122,39 @@ static inline T kern_scale_##tn(T x, T s) { return x * s; }
 
 KERN_DEF_FLOAT(f32, float, f)
 KERN_DEF_FLOAT(f64, double, )
+
+/* float16 maximum/minimum/fmax/fmin: numpy's half loops are scalar and keep the FIRST
+ * operand on ties (maximum(+0, -0) = +0 in float16, -0 in float32/float64). Computed on
+ * the float32 values of the halves ("h16" compute type). */
+static inline float kern_max_h16(float x, float y) { return (x >= y || x != x) ? x : y; }
+static inline float kern_min_h16(float x, float y) { return (x <= y || x != x) ? x : y; }
+static inline float kern_fmax_h16(float x, float y) { return (x >= y || y != y) ? x : y; }
+static inline float kern_fmin_h16(float x, float y) { return (x <= y || y != y) ? x : y; }
+
+/* ggml's transcendental activations. Written in forms without cancellation (gelu as
+ * x*sigmoid(2u) rather than 0.5x(1+tanh u), gelu_erf with erfc) so that the negative tails
+ * stay accurate, and evaluated in double for float32 (and so for float16/bfloat16, which
+ * compute through float32 rows): one rounding at the end, close to the exact formula. */
+static inline double kern_elu_f64(double x, double alpha) { return x > 0 ? x : alpha * expm1(x); }
+static inline double kern_sigmoid_f64(double x) { return 1.0 / (1.0 + exp(-x)); }
+static inline double kern_silu_f64(double x) { return x / (1.0 + exp(-x)); }
+static inline double kern_gelu_f64(double x) {
+    double u = 0.79788456080286535587989211986876 * x * (1.0 + 0.044715 * x * x);
+    return x / (1.0 + exp(-2.0 * u));
+}
+static inline double kern_gelu_erf_f64(double x) {
+    return 0.5 * x * erfc(-x * 0.70710678118654752440084436210484);
+}
+static inline double kern_gelu_quick_f64(double x) { return x / (1.0 + exp(-1.702 * x)); }
+/* ggml's cutoff: log1p(exp(x)) == x to float precision beyond 20 */
+static inline double kern_softplus_f64(double x) { return x > 20.0 ? x : log1p(exp(x)); }
+static inline float kern_elu_f32(float x, float alpha) { return (float)kern_elu_f64(x, alpha); }
+static inline float kern_sigmoid_f32(float x) { return (float)kern_sigmoid_f64(x); }
+static inline float kern_silu_f32(float x) { return (float)kern_silu_f64(x); }
+static inline float kern_gelu_f32(float x) { return (float)kern_gelu_f64(x); }
+static inline float kern_gelu_erf_f32(float x) { return (float)kern_gelu_erf_f64(x); }
+static inline float kern_gelu_quick_f32(float x) { return (float)kern_gelu_quick_f64(x); }
+static inline float kern_softplus_f32(float x) { return x > 20.0f ? x : (float)log1p(exp((double)x)); }
 
 /* tanh: numpy's own SIMD tanh is within 1 ulp of the correctly rounded result, glibc's
  * tanhf/tanh within 2, so the two could differ by 3 ulp. Evaluating one precision higher
