@@ -734,8 +734,6 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
         if broadcast(nops, ops, &nd, shape, strides) < 0 or not same_shape(nd, shape, res) \
                 or has_internal_overlap(nd, shape, strides):
             return fallback(op, args, out, dtype, kwargs)
-        if cnp.PyArray_SIZE(res) == 0:
-            return res
         tx = ggml_type_of_typenum(array_code(res))
         if tx != loop.tout or not has_dtype(res, loop.dout):
             if not can_cast_same_kind(loop.dout, res.dtype) or \
@@ -1154,11 +1152,19 @@ def elu(x, /, out=None, *, alpha=1.0, dtype=None, n_threads=None):
 
 
 def leaky_relu(x, negative_slope=0.01, out=None, *, dtype=None, n_threads=None):
-    """ggml's leaky_relu: x if x > 0 else negative_slope * x. Float results; the slope is
-    used as a float32 (ggml stores it so)."""
+    """ggml's leaky_relu: max(x, 0) + negative_slope * min(x, 0) (NaN gives 0, as ggml).
+    Float results; the slope is a float32 (ggml stores it so) except for float64 data."""
     cdef int32_t p[4]
+    cdef double v = check_float(negative_slope, "negative_slope")
+    if <double> <float> v != v and v == v and (dtype is not None or
+                                              getattr(x, "dtype", None) == np.float64):
+        # float64 data keeps the double slope (ggml's op_params hold a float32): numpy
+        # computes ggml's formula then
+        thread_count(n_threads)
+        from ggml_cy import _numpy_ref
+        return _numpy_ref.leaky_relu(x, v, out=out, dtype=dtype)
     memset(p, 0, sizeof(p))
-    p[0] = float_bits(check_float(negative_slope, "negative_slope"))
+    p[0] = float_bits(v)
     return elementwise(GGML_OP_LEAKY_RELU, x, None, 1, p, (x, negative_slope), out, dtype,
                        n_threads, None)
 

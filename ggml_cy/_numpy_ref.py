@@ -131,10 +131,13 @@ def elu(x, alpha=1.0, out=None, dtype=None):
 
 
 def leaky_relu(x, negative_slope=0.01, out=None, dtype=None):
-    """x if x > 0 else negative_slope * x"""
+    """ggml's formula: (x > 0 ? x : 0) + slope * (x < 0 ? x : 0); the slope is a float32
+    for float32/float16 data (ggml's op_params), the full double for wider data"""
     a = _prepare(x, dtype)
     t = a.dtype.type
-    r = np.where(a > 0, a, t(np.float32(negative_slope)) * a)
+    slope = t(np.float32(negative_slope)) if a.dtype.itemsize <= 4 else t(negative_slope)
+    zero = t(0)
+    r = np.where(a > 0, a, zero) + slope * np.where(a < 0, a, zero)
     return _finish(r, out, a)
 
 
