@@ -487,14 +487,15 @@ cdef cnp.ndarray cast_copy(cnp.ndarray x, int tx, object descr, int t, int * fla
     return y
 
 
-cdef int scalar_into(char * buf, object value, int code, int t) except -2:
-    """Writes a Python scalar as ggml type t into buf; 0 done, -1 let numpy convert it (for
-    its OverflowError, its cast warnings, float16/bfloat16 rounding)."""
+cdef int scalar_into(char * buf, object value, int t) except -2:
+    """Writes a Python scalar (float, int or bool) as ggml type t into buf; 0 done, -1 let
+    numpy convert it (for its OverflowError, its cast warnings, float16/bfloat16 rounding)."""
     cdef double v
     cdef long long i
     cdef int overflow = 0
     cdef float f
-    if code == CODE_PYFLOAT:
+    cdef bint is_bool = type(value) is bool
+    if type(value) is float:
         v = PyFloat_AS_DOUBLE(value)
         if t == GGML_TYPE_F64:
             (<double *> buf)[0] = v
@@ -541,10 +542,18 @@ cdef int scalar_into(char * buf, object value, int code, int t) except -2:
             return -1
         (<uint8_t *> buf)[0] = <uint8_t> i
         return 0
-    if t == GGML_TYPE_BOOL and code == cnp.NPY_BOOL:
+    if t == GGML_TYPE_BOOL and is_bool:
         (<uint8_t *> buf)[0] = 1 if i else 0
         return 0
     return -1
+
+
+cdef inline int strong_code(int code) noexcept:
+    if code == CODE_PYINT:
+        return cnp.NPY_LONG
+    if code == CODE_PYFLOAT:
+        return cnp.NPY_DOUBLE
+    return code
 
 
 cdef inline bint is_float_type(int t) noexcept:
@@ -675,6 +684,11 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
         if c1 == CODE_OTHER:
             return fallback(op, args, out, dtype, kwargs)
 
+    if x0 is None and (nin == 1 or x1 is None):
+        # only Python scalars: numpy converts them to int64/float64 arrays (not weak)
+        c0 = strong_code(c0)
+        if nin == 2:
+            c1 = strong_code(c1)
     loop = get_loop(op, c0, c1, x0, x1, dtype)
     if not loop.native:
         return fallback(op, args, out, dtype, kwargs)
@@ -686,7 +700,7 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
             x0 = cast_copy(x0, tx, loop.d0, loop.t0, &flags, nth)
         array_operand(&ops[1], x0, loop.t0)
     else:
-        if scalar_into(sbuf0, a, c0, loop.t0) == 0:
+        if scalar_into(sbuf0, a, loop.t0) == 0:
             ops[1].data = sbuf0
             ops[1].type = loop.t0
             ops[1].nd = 0
@@ -703,7 +717,7 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
                 x1 = cast_copy(x1, tx, loop.d1, loop.t1, &flags, nth)
             array_operand(&ops[2], x1, loop.t1)
         else:
-            if scalar_into(sbuf1, b, c1, loop.t1) == 0:
+            if scalar_into(sbuf1, b, loop.t1) == 0:
                 ops[2].data = sbuf1
                 ops[2].type = loop.t1
                 ops[2].nd = 0

@@ -320,3 +320,16 @@ def test_device_dispatch_hook(monkeypatch):
     assert g.relu(t) == "dev"
     assert g.astype(t, np.float32) == "dev"
     assert [c[0] for c in calls] == ["add", "exp", "relu", "astype"]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "float32", "float16", "bool"])
+def test_only_python_scalars_are_strong(dtype):
+    """With no array operand numpy converts Python scalars to int64/float64 (not weak):
+    np.absolute(0, dtype=np.uint8) is a casting error."""
+    for args in ((0,), (2.5,), (-3,)):
+        for name in ("absolute", "sign", "negative"):
+            gf, nf = pair(name)
+            assert_same_outcome(lambda: gf(*args, dtype=dtype), lambda: nf(*args, dtype=dtype))
+    for a, b in ((1, 2), (1, 2.5), (True, 3), (2**70, 1)):
+        assert_same_outcome(lambda: g.add(a, b, dtype=dtype), lambda: np.add(a, b, dtype=dtype))
+        assert_same_outcome(lambda: g.add(a, b), lambda: np.add(a, b))
