@@ -144,7 +144,11 @@ def leaky_relu(x, negative_slope=0.01, out=None, dtype=None):
 def prelu(x, slope, out=None, dtype=None):
     """x if x > 0 else slope * x, slope broadcast"""
     xa, sa = np.asarray(x), np.asarray(slope)
-    d = np.multiply.resolve_dtypes((xa.dtype, sa.dtype, None))[2] if dtype is None else dtype
+
+    def key(v, a):   # Python int/float are weak (NEP 50), as in np.multiply
+        return type(v) if type(v) in (int, float) else a.dtype
+    d = np.multiply.resolve_dtypes((key(x, xa), key(slope, sa), None))[2] \
+        if dtype is None else dtype
     a = _prepare(np.zeros((), d), dtype)
     xa = xa.astype(a.dtype, copy=False)
     sa = sa.astype(a.dtype, copy=False)
