@@ -160,10 +160,37 @@ def check_kind(got, expected):
                       f"ggml_cy gives {type(got).__name__}")
 
 
-def assert_bitwise(got, expected, inputs=(), what="", nan_payload=True):
+def numpy_free_choices(op, inputs, shape):
+    """Elements where numpy's own answer depends on where the element sits in the array, so
+    no implementation can match it bit for bit (measured on numpy 2.4, x86-64):
+    * both operands NaN: add/multiply return the first operand's NaN in the unrolled vector
+      body and the second's in the scalar tail (np.add(full(17, nan1), full(17, nan2)) gives
+      16 x nan1 then nan2), and the second's again for array-op-scalar;
+    * fmax/fmin of +0 and -0: the sign of the zero follows the same body/tail pattern.
+    Returns a boolean mask (any NaN is accepted there; for fmax/fmin either zero), or None.
+    Everything else, including one NaN operand (its payload must come through) and
+    maximum/minimum of signed zeros (numpy is consistent there), stays bitwise."""
+    if len(inputs) != 2:
+        return None
+    try:
+        a, b = (np.broadcast_to(np.asarray(v), shape) for _, v in inputs)
+    except ValueError:
+        return None
+    if a.dtype.kind != "f" and b.dtype.kind != "f":
+        return None
+    with np.errstate(invalid="ignore"):
+        mask = _isnan(a) & _isnan(b)
+        if op in ("fmax", "fmin"):
+            mask = mask | ((a == 0) & (b == 0))
+    return mask
+
+
+def assert_bitwise(got, expected, inputs=(), what="", nan_payload=True, free=None):
     """Same dtype, same shape, same bits (NaN payloads and signed zeros count; with
     nan_payload=False any NaN matches any NaN, for references computed on another layout,
-    where numpy's own choice between two NaN operands differs)."""
+    where numpy's own choice between two NaN operands differs). `free`: a mask of elements
+    where numpy's own choice is arbitrary (numpy_free_choices): there any NaN matches a NaN
+    and either zero matches a zero."""
     exp = np.asarray(expected)
     g = np.asarray(got)
     assert g.dtype == exp.dtype, f"{what} dtype: expected {exp.dtype}, got {g.dtype}"
@@ -176,6 +203,9 @@ def assert_bitwise(got, expected, inputs=(), what="", nan_payload=True):
     bad = bits(g) != bits(exp)
     if not nan_payload:
         bad &= ~(_isnan(g) & _isnan(exp))
+    if free is not None and exp.dtype.kind == "f" and free.shape == bad.shape:
+        with np.errstate(invalid="ignore"):
+            bad &= ~(free & ((_isnan(g) & _isnan(exp)) | ((g == 0) & (exp == 0))))
     if bad.any():
         nan_only = bool(np.all(_isnan(g)[bad] & _isnan(exp)[bad]))
         idx = np.argwhere(bad)
@@ -284,7 +314,7 @@ def assert_same_exception(got, expected, check_message=False, what=""):
 
 
 def compare_outcomes(got, expected, exact=True, max_ulp=0, inputs=(), what="",
-                     check_message=False, check_warnings=True, out=None):
+                     check_message=False, check_warnings=True, out=None, op=None):
     """The whole contract for one call: same exception type (and message when asked), or
     same result kind, dtype, shape and bits (or ulp), `out` returned, same warnings."""
     if expected.exc is not None:
@@ -298,7 +328,10 @@ def compare_outcomes(got, expected, exact=True, max_ulp=0, inputs=(), what="",
     check_kind(got.value, expected.value)
     worst = 0.0
     if exact:
-        assert_bitwise(got.value, expected.value, inputs, what)
+        free = None
+        if op is not None:
+            free = numpy_free_choices(op, inputs, np.shape(expected.value))
+        assert_bitwise(got.value, expected.value, inputs, what, free=free)
     else:
         worst = assert_ulp(got.value, expected.value, max_ulp, inputs, what)
     if check_warnings:

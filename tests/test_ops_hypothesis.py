@@ -94,7 +94,7 @@ def test_binary_random_shapes_views_dtypes(data, op, shapes, dt0, dt1, n_threads
     exact = op != "power" or rdt is None or rdt.kind != "f"
     compare_outcomes(got, expected, exact=exact,
                      max_ulp=ULP_BOUND.get(getattr(rdt, "name", ""), 2),
-                     inputs=[("a", a), ("b", b)], what=f"{op}")
+                     inputs=[("a", a), ("b", b)], what=f"{op}", op=op)
 
 
 @given(data=st.data(), op=st.sampled_from(EXACT_BINARY), shapes=shape_pairs(4),
@@ -127,7 +127,7 @@ def test_binary_out_argument(data, op, shapes, dt, out_kind):
     a2, out2 = make_out()
     got = run(lambda: _cy(op)(a2, b, out=out2))
     compare_outcomes(got, expected, inputs=[("a", a), ("b", b)], what=f"{op} out={out_kind}",
-                     out=out2, check_message=True)
+                     out=out2, check_message=True, op=op)
 
 
 @given(data=st.data(), op=st.sampled_from(EXACT_UNARY + ULP_UNARY),
@@ -223,8 +223,8 @@ def test_python_scalars_follow_nep50(op, dt, scalar, first, n):
     args = (scalar, a) if first else (a, scalar)
     expected = run(lambda: getattr(np, op)(*args))
     got = run(lambda: _cy(op)(*args))
-    compare_outcomes(got, expected, inputs=[("a", a)], what=f"{op}{'(s, a)' if first else '(a, s)'}"
-                     f" s={scalar!r}")
+    compare_outcomes(got, expected, inputs=[("a", a)],
+                     what=f"{op}{'(s, a)' if first else '(a, s)'} s={scalar!r}")
 
 
 def test_profile_is_bounded():
