@@ -30,7 +30,12 @@ static inline uint64_t kern_f64_bits(double f) { uint64_t u; memcpy(&u, &f, 8); 
 #if defined(__SSE__) && (defined(__x86_64__) || defined(__i386__)) && \
     FE_INVALID == 1 && FE_DIVBYZERO == 4 && FE_OVERFLOW == 8 && FE_UNDERFLOW == 16
 static inline void kern_raise(int flags) { _mm_setcsr(_mm_getcsr() | (unsigned)(flags & 0x3f)); }
-static inline void kern_fe_clear(void) { _mm_setcsr(_mm_getcsr() & ~0x3fu); }
+/* Clears the flags numpy reports (not "inexact", raised by most arithmetic), writing MXCSR
+ * only when one is set: ldmxcsr costs more than the rest of a small call. */
+static inline void kern_fe_clear(void) {
+    unsigned csr = _mm_getcsr();
+    if (csr & 0x1du) _mm_setcsr(csr & ~0x1du);
+}
 static inline int kern_fe_test_all(void) { return (int)(_mm_getcsr() & 0x3fu); }
 #else
 static inline void kern_raise(int flags) { feraiseexcept(flags); }
