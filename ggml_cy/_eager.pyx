@@ -206,9 +206,12 @@ cdef struct Operand:
 
 
 cdef inline int array_code(cnp.ndarray x) noexcept:
-    """Operand code of an exact ndarray: its type number when native, else CODE_OTHER."""
+    """Operand code of an exact ndarray: its type number when native, else CODE_OTHER.
+    Misaligned data (a float32 view at an odd byte offset) goes to numpy: the kernels'
+    vectorized loops may assume element alignment."""
     cdef int typenum = cnp.PyArray_TYPE(x)
-    if typenum >= CODE_PYINT or not PyDataType_ISNOTSWAPPED(<PyObject *> cnp.PyArray_DESCR(x)):
+    if typenum >= CODE_PYINT or not PyDataType_ISNOTSWAPPED(<PyObject *> cnp.PyArray_DESCR(x)) \
+            or not cnp.PyArray_ISALIGNED(x):
         return CODE_OTHER
     return typenum
 
@@ -1337,7 +1340,7 @@ def astype(x, dtype, /, copy=True, *, from_bfloat16=False, n_threads=None):
             raise TypeError("from_bfloat16=True needs uint16 bfloat16 storage, "
                             f"got {xa.dtype}")
         tx = GGML_TYPE_BF16 if PyDataType_ISNOTSWAPPED(<PyObject *> cnp.PyArray_DESCR(xa)) \
-            else -1
+            and cnp.PyArray_ISALIGNED(xa) else -1
     else:
         tx = ggml_type_of_typenum(array_code(xa)) if array_code(xa) != CODE_OTHER else -1
         if not copy and t == tx and xa.dtype == d:

@@ -333,3 +333,20 @@ def test_only_python_scalars_are_strong(dtype):
     for a, b in ((1, 2), (1, 2.5), (True, 3), (2**70, 1)):
         assert_same_outcome(lambda: g.add(a, b, dtype=dtype), lambda: np.add(a, b, dtype=dtype))
         assert_same_outcome(lambda: g.add(a, b), lambda: np.add(a, b))
+
+
+def test_misaligned_and_odd_memory():
+    """float32 data at an odd byte offset, and views of foreign buffers."""
+    buf = np.zeros(4 * 1001 + 1, np.uint8)
+    a = buf[1:].view(np.float32)
+    a[:] = np.arange(1001)
+    assert not a.flags.aligned
+    assert_same(g.add(a, a), np.add(a, a))
+    assert_same(g.astype(a, np.float64), a.astype(np.float64))
+    out = buf[1:].view(np.float32)
+    assert_same(g.multiply(a, 2.0, out=out), np.multiply(np.arange(1001, dtype=np.float32), 2.0))
+    raw = np.frombuffer(bytearray(b"\x00\x00\x80\x3f" * 8), np.float32)   # writable
+    assert_same(g.add(raw, 1.0), np.add(raw, 1.0))
+    ro = np.frombuffer(b"\x00\x00\x80\x3f" * 8, np.float32)               # read-only
+    assert_same(g.add(ro, 1.0), np.add(ro, 1.0))
+    assert_same_outcome(lambda: g.add(ro, 1.0, out=ro), lambda: np.add(ro, 1.0, out=ro))
