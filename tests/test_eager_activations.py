@@ -141,3 +141,24 @@ def test_scale():
     assert_same(g.scale(x.astype(np.float64), 0.1), x.astype(np.float64) * 0.1)
     assert g.scale(np.arange(4, dtype=np.int16), 2.0).dtype == np.float32
     np.testing.assert_array_equal(g.scale(x.T, 3), x * np.float32(3))
+
+
+@pytest.mark.parametrize("bad", ["abc", None, object(), [1, "x"], np.array(["s"])])
+def test_bad_input_to_parameterized_functions(bad):
+    x = np.linspace(-1, 1, 5, dtype=np.float32)
+    for call in (lambda: g.prelu(x, bad), lambda: g.prelu(bad, 0.5),
+                 lambda: g.leaky_relu(bad), lambda: g.scale(bad, 2.0),
+                 lambda: g.elu(bad), lambda: g.relu(x, out=bad if bad is not None else "x")):
+        with pytest.raises((TypeError, ValueError)):
+            call()
+    for call, ref_call in ((lambda: g.clip(x, bad, 1), lambda: np.clip(x, bad, 1)),
+                           (lambda: g.clip(bad, 0, 1), lambda: np.clip(bad, 0, 1))):
+        try:
+            want = ref_call()
+        except Exception as e:  # noqa: BLE001
+            with pytest.raises(type(e)):
+                call()
+        else:
+            assert np.array_equal(np.asarray(call()), np.asarray(want))
+    with pytest.raises((TypeError, ValueError)):
+        g.clip(x, 0, 1, n_threads="2")
