@@ -15,6 +15,7 @@ cdef enum:
     FUSE_MAX_SLOTS = 64      # nodes + distinct external inputs per group
     FUSE_BLOCK = 8192        # default elements per block: scratch blocks stay in L1/L2
     FUSE_BLOCK_MAX = 1 << 20
+    FUSE_STREAM_MIN_BYTES = 16 << 20   # outputs this large are written non-temporally
 
 # One tensor taking part in a group: a node of the group or an external input.
 ctypedef struct fuse_slot:
@@ -24,7 +25,10 @@ ctypedef struct fuse_slot:
     int64_t nb[4]
     int is_node              # 1: a node of the group; 0: an external input
     int scratch              # scratch index for intermediates kept in cache, else -1
+    int stream               # 1: computed in scratch block `scratch`, then streamed to
+                             # memory with non-temporal stores (large outputs)
     int src_slot[10]         # node slots: the slot of each src (-1 when src is NULL)
+    int vm_op                # node slots of chunk-loop groups: the VM_* op
 
 ctypedef struct fuse_group:
     int first                # index of the group's first node in the graph
@@ -37,6 +41,8 @@ ctypedef struct fuse_group:
     int64_t blocks_per_run   # blocks per row (split0) or per (i2, i3) slab
     int64_t n_blocks
     size_t scratch_bytes     # bytes of one scratch block (block elements x 8, padded)
+    int vm                   # 1: plain float arithmetic, run in chunk loops (fused_vm.h)
+    int vm_type              # 0 f32, 1 f64
     fuse_slot slots[64]      # FUSE_MAX_SLOTS
 
 # 1 for ops a group may contain (binary and unary elementwise ops, ADD1).

@@ -7,7 +7,82 @@ from libc.string cimport memcpy, memset
 from ggml_cy._core cimport (ggml_tensor, ggml_type_size, core_is_contiguous, core_extent,
                             GGML_MAX_SRC)
 from ggml_cy._kernels cimport (compute_forward, GGML_OP_ADD, GGML_OP_SCALE, GGML_OP_ADD1,
-                               GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT)
+                               GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT, GGML_OP_SUB,
+                               GGML_OP_MUL, GGML_OP_DIV, GGML_OP_MAX, GGML_OP_MIN,
+                               GGML_OP_NEG, GGML_OP_ABS, GGML_OP_SQR)
+from ggml_cy._core cimport GGML_TYPE_F32, GGML_TYPE_F64
+
+cdef extern from "csrc/fused_stream.h" nogil:
+    void gcy_stream_store(char * dst, const char * src, int64_t nbytes)
+    void gcy_stream_fence()
+
+cdef extern from "csrc/fused_vm.h" nogil:
+    enum:
+        VM_CHUNK
+        VM_NONE
+        VM_ADD
+        VM_SUB
+        VM_MUL
+        VM_DIV
+        VM_MAX
+        VM_MIN
+        VM_NEG
+        VM_ABS
+        VM_SQR
+    void vm_apply(int type, int op, char * d, const char * a, int sa, const char * b,
+                  int sb, int64_t n)
+
+# Chunk loops for plain float arithmetic (a benchmarking knob).
+cdef bint use_vm = True
+
+
+def set_chunk_loops(flag):
+    """Turns the chunk loops for plain float arithmetic on or off (plans made afterwards
+    use it); returns the previous setting."""
+    global use_vm
+    old = use_vm
+    use_vm = bool(flag)
+    return old
+
+
+cdef int vm_op_of(int op) noexcept nogil:
+    if op == GGML_OP_ADD or op == GGML_OP_ADD1:
+        return VM_ADD
+    if op == GGML_OP_SUB:
+        return VM_SUB
+    if op == GGML_OP_MUL:
+        return VM_MUL
+    if op == GGML_OP_DIV:
+        return VM_DIV
+    if op == GGML_OP_MAX:
+        return VM_MAX
+    if op == GGML_OP_MIN:
+        return VM_MIN
+    if op == GGML_OP_NEG:
+        return VM_NEG
+    if op == GGML_OP_ABS:
+        return VM_ABS
+    if op == GGML_OP_SQR:
+        return VM_SQR
+    return VM_NONE
+
+
+cdef bint vm_binary(int vop) noexcept nogil:
+    return vop <= VM_MIN
+
+
+# Non-temporal write-out of large outputs (a benchmarking knob).
+cdef bint stream_outputs = True
+
+
+def set_streaming(flag):
+    """Turns non-temporal stores for large fused outputs on or off (plans made afterwards
+    use it); returns the previous setting."""
+    global stream_outputs
+    old = stream_outputs
+    stream_outputs = bool(flag)
+    return old
+
 
 # Elements per block (tunable for benchmarks through set_block_elements).
 cdef int64_t block_elems = FUSE_BLOCK
@@ -187,12 +262,80 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
         g.blocks_per_run = (g.ne[1] + g.block - 1) // g.block
         g.n_blocks = g.blocks_per_run * g.ne[2] * g.ne[3] if g.ne[0] > 0 else 0
     g.scratch_bytes = align64(<size_t> block_elems * 8)
+    # 6. large outputs written along dim 0 go out through a cache block and streaming
+    # stores (no read-for-ownership of the destination lines)
+    if stream_outputs and g.split0:
+        for i in range(n):
+            node = g.slots[i].t
+            es = ggml_type_size(node.type)
+            if (g.slots[i].scratch < 0 and g.slots[i].nb[0] == <int64_t> es
+                    and <size_t> total * es >= FUSE_STREAM_MIN_BYTES):
+                g.slots[i].stream = 1
+                g.slots[i].scratch = g.n_scratch
+                g.n_scratch += 1
+    # 7. plain float arithmetic along rows runs in chunk loops (all streams at once)
+    cdef int t0 = g.slots[0].t.type
+    g.vm = (use_vm and g.split0 and (t0 == GGML_TYPE_F32 or t0 == GGML_TYPE_F64))
+    g.vm_type = 0 if t0 == GGML_TYPE_F32 else 1
+    es = ggml_type_size(t0)
+    for s in range(g.n_slots):
+        if not g.vm:
+            break
+        if g.slots[s].t.type != t0:
+            g.vm = 0
+        elif g.slots[s].is_node:
+            g.slots[s].vm_op = vm_op_of(g.slots[s].t.op)
+            if g.slots[s].vm_op == VM_NONE:
+                g.vm = 0
+            elif g.slots[s].scratch < 0 and g.slots[s].nb[0] != <int64_t> es:
+                g.vm = 0
+        elif g.slots[s].ne[0] != 1 and g.slots[s].nb[0] != <int64_t> es:
+            g.vm = 0
     return n
 
 
 cdef size_t fuse_work_size(const fuse_group * g) noexcept nogil:
     return (64 + align64(sizeof(ggml_tensor) * g.n_slots)
             + <size_t> g.n_scratch * g.scratch_bytes)
+
+
+cdef void run_chunks(const fuse_group * g, ggml_tensor * d, int64_t n0,
+                     char ** dest) noexcept nogil:
+    """One block (a piece of one row, descriptors already pointing at it) through the
+    chunk loops: every node on VM_CHUNK elements at a time. Streamed outputs are computed
+    into a chunk of their scratch and streamed to dest[slot] chunk by chunk."""
+    cdef const char * ptr[64]   # FUSE_MAX_SLOTS: this chunk's first element per slot
+    cdef int adv[64]            # 1: the slot advances along the row; 0: one value
+    cdef int64_t es = ggml_type_size(g.slots[0].t.type)
+    cdef int64_t c0, m
+    cdef int s, ia, ib
+    cdef const fuse_slot * sl
+    for s in range(g.n_slots):
+        sl = &g.slots[s]
+        adv[s] = 1 if (sl.is_node or d[s].ne[0] != 1) else 0
+    c0 = 0
+    while c0 < n0:
+        m = n0 - c0
+        if m > VM_CHUNK:
+            m = VM_CHUNK
+        for s in range(g.n_slots):
+            sl = &g.slots[s]
+            if sl.is_node and sl.scratch >= 0:
+                ptr[s] = <const char *> d[s].data          # intermediates: one chunk
+            elif adv[s]:
+                ptr[s] = <const char *> d[s].data + c0 * es
+            else:
+                ptr[s] = <const char *> d[s].data
+        for s in range(g.n_nodes):
+            sl = &g.slots[s]
+            ia = sl.src_slot[0]
+            ib = sl.src_slot[1] if vm_binary(sl.vm_op) else ia
+            vm_apply(g.vm_type, sl.vm_op, <char *> ptr[s], ptr[ia], adv[ia], ptr[ib],
+                     adv[ib], m)
+        for s in range(g.n_nodes):
+            if g.slots[s].stream:
+                gcy_stream_store(dest[s] + c0 * es, ptr[s], m * es)
+        c0 += m
 
 
 cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept nogil:
@@ -213,6 +356,7 @@ cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept 
     cdef int64_t b, run, i0, n0, i1, n1, i2, i3, r
     cdef size_t es
     cdef char * p
+    cdef char * dest[64]        # FUSE_MAX_SLOTS: block destinations (chunk loops)
     for b in range(b0, b1):
         run = b // g.blocks_per_run
         if g.split0:
@@ -236,7 +380,7 @@ cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept 
         i3 = r // g.ne[2]
         for s in range(g.n_slots):
             sl = &g.slots[s]
-            if sl.is_node and sl.scratch >= 0:
+            if sl.is_node and sl.scratch >= 0:  # intermediates, and streamed outputs
                 es = ggml_type_size(sl.t.type)
                 d[s].data = scratch + <size_t> sl.scratch * g.scratch_bytes
                 d[s].ne[0] = n0
@@ -273,7 +417,23 @@ cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept 
                 d[s].nb[3] = sl.nb[3]
             d[s].ne[2] = 1
             d[s].ne[3] = 1
+        if g.vm:
+            for s in range(g.n_nodes):
+                sl = &g.slots[s]
+                dest[s] = (sl.data + i3 * sl.nb[3] + i2 * sl.nb[2] + i1 * sl.nb[1]
+                           + i0 * sl.nb[0])
+            run_chunks(g, d, n0, dest)
+            continue
+        else:
+            for s in range(g.n_nodes):
+                if compute_forward(&d[s], 0, 1) < 0:
+                    gcy_stream_fence()
+                    return -1
         for s in range(g.n_nodes):
-            if compute_forward(&d[s], 0, 1) < 0:
-                return -1
+            sl = &g.slots[s]
+            if sl.stream:  # split0 blocks: one row piece of n0 elements
+                gcy_stream_store(sl.data + i3 * sl.nb[3] + i2 * sl.nb[2] + i1 * sl.nb[1]
+                                 + i0 * sl.nb[0], <char *> d[s].data,
+                                 n0 * <int64_t> ggml_type_size(sl.t.type))
+    gcy_stream_fence()
     return 0

@@ -44,6 +44,12 @@ def _random_chain(ctx, rng, layout, dtype, n_ops, share=True):
     return nodes
 
 
+def _assert_bitwise_nan_payload_aside(got, want):
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    assert_bitwise(got[~nan], want[~nan])
+
+
 def _outputs_after(graph, roots, n_threads, fuse):
     graph.compute(n_threads, fuse=fuse)
     return [r.numpy().copy() for r in roots]
@@ -133,3 +139,60 @@ def test_inplace_and_views_are_not_fused_across():
     g.compute(2)
     assert_bitwise(z.numpy(), (a * b + b) * a)
     assert_bitwise(x.numpy(), a * b + b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 127, 129, 8191, 8193, 70_001])
+def test_chunk_loops_bitwise_with_special_values(dtype, n):
+    """Plain arithmetic groups run in chunk loops; with NaN, inf, signed zeros and
+    subnormals the bits equal the unfused kernels' (maximum/minimum NaN and tie rules
+    included). Only the payload of a NaN made from two NaNs may differ: which operand's
+    payload x86 keeps depends on the operand order the compiler picks (numpy's too)."""
+    from ggml_cy import _fused
+    rng = np.random.default_rng(n)
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-310, -1e-40, 3.0, -2.5],
+                       dtype=dtype)
+    arrs = [np.where(rng.random(n) < 0.3, rng.choice(special, n), rng.standard_normal(n)).astype(dtype)
+            for _ in range(4)]
+    ctx = Context(64 << 20)
+    ta, tb, tc, td = (ctx.tensor_from(x) for x in arrs)
+    two = ctx.tensor_from(np.array([2.0], dtype))
+    r = ctx.max(ctx.mul(ta, tb), tc)
+    r = ctx.sub(ctx.min(r, td), ctx.div(ta, tc))
+    r = ctx.add1(ctx.neg(ctx.abs(ctx.sqr(r))), two)
+    r = ctx.mul(ctx.add(r, tb), two)
+    g = ctx.new_graph().build_forward_expand(r)
+    want = _outputs_after(g, [r], 1, fuse=False)[0]
+    old = _fused.set_chunk_loops(True)
+    try:
+        for nt in (1, 2, 3):
+            _assert_bitwise_nan_payload_aside(_outputs_after(g, [r], nt, fuse=True)[0], want)
+        _fused.set_chunk_loops(False)
+        _assert_bitwise_nan_payload_aside(_outputs_after(g, [r], 2, fuse=True)[0], want)
+    finally:
+        _fused.set_chunk_loops(old)
+
+
+def test_large_outputs_streamed_equal():
+    """Outputs over 16 MiB go out with non-temporal stores: same bits."""
+    from ggml_cy import _fused
+    rng = np.random.default_rng(11)
+    n = 5_000_000
+    a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+    ctx = Context(256 << 20)
+    ta, tb, tc = ctx.tensor_from(a), ctx.tensor_from(b), ctx.tensor_from(c)
+    r = ctx.sub(ctx.mul(ta, tb), tc)
+    r2 = ctx.tanh(ctx.add(ta, tc))          # not chunk-loop arithmetic: block path
+    g = ctx.new_graph()
+    g.build_forward_expand(r)
+    g.build_forward_expand(r2)
+    for stream in (True, False):
+        old = _fused.set_streaming(stream)
+        try:
+            g.compute(2)
+        finally:
+            _fused.set_streaming(old)
+        assert_bitwise(r.numpy(), a * b - c)
+        got2 = r2.numpy().copy()
+        g.compute(1, fuse=False)
+        assert_bitwise(got2, r2.numpy())
