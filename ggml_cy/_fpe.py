@@ -45,7 +45,7 @@ def report(flags, name, stacklevel=3):
     for fe, npy, _key, _text in _TABLE:
         if flags & fe:
             status |= npy
-    for fe, npy, key, text in _TABLE:
+    for fe, _npy, key, text in _TABLE:
         if not flags & fe:
             continue
         mode = err[key]
@@ -59,14 +59,15 @@ def report(flags, name, stacklevel=3):
         elif mode == "call":
             func = np.geterrcall()
             if func is None or not callable(func):
-                raise ValueError(f"python callback specified for {key} (in {name}) "
-                                 "but no function found.")
+                # numpy's exception type and wording (two spaces included)
+                raise NameError(f"python callback specified for {text} (in  {name}) "
+                                "but no function found.")
             func(text, status)
         elif mode == "print":
             sys.stdout.write(f"Warning: {msg}\n")
         elif mode == "log":
             log = np.geterrcall()
             if log is None or not hasattr(log, "write"):
-                raise ValueError(f"log specified for {key} (in {name}) "
-                                 "but no object with write method found.")
+                raise NameError(f"log specified for {text} (in {name}) "
+                                "but no object with write method found.")
             log.write(f"Warning: {msg}\n")

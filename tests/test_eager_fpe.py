@@ -129,3 +129,19 @@ def test_warning_points_at_the_caller():
         warnings.simplefilter("always")
         g.divide(np.ones(1), np.zeros(1))
     assert rec and rec[0].filename == __file__
+
+
+@pytest.mark.parametrize("mode", ["call", "log"])
+def test_call_and_log_without_handler(mode):
+    old_call = np.geterrcall()
+    np.seterrcall(None)
+    try:
+        with np.errstate(all=mode):
+            with pytest.raises(Exception) as want:
+                np.divide(np.ones(1), np.zeros(1))
+            with pytest.raises(Exception) as got:
+                g.divide(np.ones(1), np.zeros(1))
+    finally:
+        np.seterrcall(old_call)
+    assert type(got.value) is type(want.value)
+    assert str(got.value) == str(want.value)
