@@ -1370,13 +1370,15 @@ cdef object _astype_numpy(x, d, int t, int tx, bint from_bf16, copy):
     return x.astype(d, copy=copy)
 
 
-def ascontiguousarray(a, dtype=None, *, n_threads=None):
+def ascontiguousarray(a, dtype=None, *, like=None, n_threads=None):
     """numpy.ascontiguousarray: a C-contiguous array (ndim >= 1) equal to a; a itself when
-    it already is one of the right dtype."""
+    it already is one of the right dtype. like= goes to numpy."""
     cdef int nth = thread_count(n_threads)
     cdef int tx, t, rc
     cdef cnp.ndarray xa, res
     cdef cnp.npy_intp one = 1
+    if like is not None:
+        return np.ascontiguousarray(a, dtype=dtype, like=like)
     if not cnp.PyArray_CheckExact(a) or array_code(a) == CODE_OTHER:
         if is_device_tensor(a):
             from ggml_cy import cuda
