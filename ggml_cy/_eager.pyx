@@ -317,6 +317,9 @@ cdef class Loop:
     cdef readonly bint native
     cdef int t0, t1, tout           # ggml types of the loop's inputs and output
     cdef readonly object d0, d1, dout
+    # integer power: numpy raises for negative exponents, so only exponents known to be
+    # non-negative (Python ints >= 0, unsigned/bool arrays) run natively
+    cdef bint int_power
 
 
 cdef PyObject * g_loops[MAX_OP][NCODES][NCODES]
@@ -392,9 +395,7 @@ cdef Loop make_loop(int op, int c0, int c1, object v0, object v1, object dtype):
         return loop
     if not op_supported(op, loop.tout, loop.t0, loop.t1):
         return loop
-    # numpy raises for negative integer powers, which a kernel cannot: numpy does those
-    if op == GGML_OP_POW and loop.t0 not in (GGML_TYPE_F32, GGML_TYPE_F64, GGML_TYPE_F16):
-        return loop
+    loop.int_power = op == GGML_OP_POW and not is_float_type(loop.t0)
     # inputs of another type are cast first: that cast must be native too
     ta = type_of_code(c0)
     if ta >= 0 and ta != loop.t0 and not op_supported(GGML_OP_DUP, loop.t0, ta, -1):
@@ -551,6 +552,13 @@ cdef int scalar_into(char * buf, object value, int t) except -2:
     return -1
 
 
+cdef bint nonnegative_exponent(object b, cnp.ndarray x1, int c1):
+    """The exponent operand of an integer power holds no negative value, cheaply known."""
+    if x1 is None:
+        return type(b) is bool or (type(b) is int and b >= 0)
+    return c1 == cnp.NPY_BOOL or c1 == cnp.NPY_UBYTE
+
+
 cdef inline int strong_code(int code) noexcept:
     if code == CODE_PYINT:
         return cnp.NPY_LONG
@@ -694,6 +702,8 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
             c1 = strong_code(c1)
     loop = get_loop(op, c0, c1, x0, x1, dtype)
     if not loop.native:
+        return fallback(op, args, out, dtype, kwargs)
+    if loop.int_power and not nonnegative_exponent(b, x1, c1):
         return fallback(op, args, out, dtype, kwargs)
 
     # inputs in the loop's types

@@ -351,3 +351,19 @@ def test_misaligned_and_odd_memory():
     ro = np.frombuffer(b"\x00\x00\x80\x3f" * 8, np.float32)               # read-only
     assert_same(g.add(ro, 1.0), np.add(ro, 1.0))
     assert_same_outcome(lambda: g.add(ro, 1.0, out=ro), lambda: np.add(ro, 1.0, out=ro))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+def test_integer_power(dtype):
+    """Non-negative scalar or unsigned exponents run natively; negative ones raise numpy's
+    ValueError; wrap-around equals numpy's."""
+    x = np.arange(-20, 20).astype(dtype)
+    for e in (0, 1, 2, 3, 7, 40, True):
+        before = _fallback_count()
+        assert_same(g.power(x, e), np.power(x, e))
+        assert _fallback_count() == before
+    with np.errstate(all="ignore"):
+        assert_same(g.power(x, np.arange(40).astype(np.uint8)),
+                    np.power(x, np.arange(40).astype(np.uint8)))
+    assert_same_outcome(lambda: g.power(x, -1), lambda: np.power(x, -1))
+    assert_same_outcome(lambda: g.power(x, x), lambda: np.power(x, x))
