@@ -3,16 +3,13 @@ calls from several Python threads at once (the GIL is released around the kernel
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 
 import numpy as np
 import pytest
 
 import ggml_cy as g
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-
 
 def test_set_returns_previous_and_get_reads_back():
     old = g.get_num_threads()
@@ -59,11 +56,14 @@ def _default_in_subprocess(env_updates):
     env = {k: v for k, v in os.environ.items()
            if k not in ("GGML_CY_NUM_THREADS", "OMP_NUM_THREADS")}
     env.update(env_updates)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    # the ggml_cy this process imported (in-place build or installed), not the sources
+    # that the child's working directory could shadow
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(g.__file__)))
+    env["PYTHONPATH"] = pkg_parent + os.pathsep + env.get("PYTHONPATH", "")
     code = ("import warnings, sys\nwarnings.simplefilter('always')\n"
             "import ggml_cy\nprint(ggml_cy.get_num_threads())")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                       text=True, cwd=ROOT, timeout=120)
+                       text=True, cwd=tempfile.gettempdir(), timeout=120)
     assert r.returncode == 0, r.stderr
     return int(r.stdout.strip().splitlines()[-1]), r.stderr
 
