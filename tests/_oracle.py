@@ -241,8 +241,13 @@ def ulp_distance(a, b):
     return d
 
 
-def assert_ulp(got, expected, max_ulp, inputs=(), what=""):
-    """Same dtype and shape, values within max_ulp; returns the measured maximum."""
+def assert_ulp(got, expected, max_ulp, inputs=(), what="", exact=None):
+    """Same dtype and shape, values within max_ulp; returns the measured maximum.
+
+    `exact` (optional, the correctly rounded values): an element further than max_ulp from
+    numpy still passes when it is at least as close to the exact value as numpy's own
+    result is (numpy's float32 log is 3 ulp off at some inputs; a more accurate answer is
+    not a defect). The returned maximum is always the plain distance to numpy."""
     exp = np.asarray(expected)
     g = np.asarray(got)
     assert g.dtype == exp.dtype, f"{what} dtype: expected {exp.dtype}, got {g.dtype}"
@@ -254,11 +259,16 @@ def assert_ulp(got, expected, max_ulp, inputs=(), what=""):
         return 0.0
     d = ulp_distance(g, exp)
     worst = float(d.max())
-    if worst > max_ulp:
-        idx = np.argwhere(d > max_ulp)
+    bad = d > max_ulp
+    if exact is not None and bad.any():
+        ex = np.asarray(exact)
+        bad &= ~(ulp_distance(g, ex) <= ulp_distance(exp, ex))
+    if bad.any():
+        idx = np.argwhere(bad)
         order = np.argsort(-d[tuple(idx.T)], kind="stable")
         raise AssertionError(
             f"{what} max ulp distance {worst:g} > {max_ulp} at {len(idx)} of {d.size} "
+            f"{'(and further from the exact value than numpy) ' if exact is not None else ''}"
             f"elements:\n" + _describe(idx[order], g, exp, inputs))
     return worst
 
@@ -314,7 +324,8 @@ def assert_same_exception(got, expected, check_message=False, what=""):
 
 
 def compare_outcomes(got, expected, exact=True, max_ulp=0, inputs=(), what="",
-                     check_message=False, check_warnings=True, out=None, op=None):
+                     check_message=False, check_warnings=True, out=None, op=None,
+                     exact_values=None):
     """The whole contract for one call: same exception type (and message when asked), or
     same result kind, dtype, shape and bits (or ulp), `out` returned, same warnings."""
     if expected.exc is not None:
@@ -333,7 +344,8 @@ def compare_outcomes(got, expected, exact=True, max_ulp=0, inputs=(), what="",
             free = numpy_free_choices(op, inputs, np.shape(expected.value))
         assert_bitwise(got.value, expected.value, inputs, what, free=free)
     else:
-        worst = assert_ulp(got.value, expected.value, max_ulp, inputs, what)
+        worst = assert_ulp(got.value, expected.value, max_ulp, inputs, what,
+                           exact=exact_values)
     if check_warnings:
         assert got.warns == expected.warns, (
             f"{what} warnings: numpy {sorted(expected.warns)}, ggml_cy {sorted(got.warns)}")

@@ -2,7 +2,8 @@
 
 * sqrt exp expm1 log log1p sin cos tanh: distance to numpy's own result, <= 2 ulp for
   float32/float64 and <= 1 ulp of the float16 result (float16 is checked exhaustively:
-  all 65536 inputs);
+  all 65536 inputs); an element beyond that passes only if it is at least as close to the
+  exact value as numpy's result is (numpy's float32 log is itself 3 ulp off at places);
 * ggml's activations: distance to the exact value (long double, rounded once), same bounds.
 
 Each test prints its maximum; the module writes the table to .notes/ulp.md and to the
@@ -136,7 +137,10 @@ def test_transcendental_ulp_vs_numpy(op, dtype, n_threads):
     with np.errstate(all="ignore"):
         exact = getattr(np, op)(x.astype(np.longdouble)).astype(x.dtype)
     _record(op, dtype, _max_ulp(got, expected), _max_ulp(got, exact))
-    assert_ulp(got, expected, ULP_BOUND[dtype], inputs=[("x", x)], what=f"{op}[{dtype}]")
+    # beyond the bound, an element still passes when it is at least as close to the exact
+    # value as numpy's own result (see _oracle.assert_ulp); the table shows the raw figure
+    assert_ulp(got, expected, ULP_BOUND[dtype], inputs=[("x", x)], what=f"{op}[{dtype}]",
+               exact=exact)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "uint8", "bool"])
