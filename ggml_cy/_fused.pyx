@@ -45,6 +45,23 @@ def set_chunk_loops(flag):
     return old
 
 
+# Elements per chunk; 0 = automatic: VM_CHUNK for up to 4 nodes, growing with the group
+# (short chunks keep every input stream in flight; long groups are bound by per-call
+# overhead instead, which longer chunks amortize).
+cdef int64_t chunk_elems = 0
+
+
+def set_chunk_elements(n):
+    """Chunk length of the chunk loops (0: automatic); returns the previous value."""
+    global chunk_elems
+    n = int(n)
+    if n < 0 or n > FUSE_BLOCK_MAX or (n and n % 8):
+        raise ValueError(f"chunk length must be 0 or a multiple of 8 up to {FUSE_BLOCK_MAX}")
+    old = chunk_elems
+    chunk_elems = n
+    return old
+
+
 cdef int vm_op_of(int op) noexcept nogil:
     if op == GGML_OP_ADD or op == GGML_OP_ADD1:
         return VM_ADD
@@ -82,6 +99,13 @@ def set_streaming(flag):
     old = stream_outputs
     stream_outputs = bool(flag)
     return old
+
+
+# Scratch blocks are 4 KiB multiples; consecutive ones are shifted by a few cache lines
+# so that element i of one and element i of the next never share their low 12 address
+# bits (4K aliasing makes a load wait for an unrelated store to the "same" address).
+cdef enum:
+    SCRATCH_STAGGER = 192
 
 
 # Elements per block (tunable for benchmarks through set_block_elements).
@@ -296,12 +320,15 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
                 g.vm = 0
         elif g.slots[s].ne[0] != 1 and g.slots[s].nb[0] != <int64_t> es:
             g.vm = 0
+    g.vm_chunk = chunk_elems if chunk_elems else VM_CHUNK * ((n + 3) // 4)
+    if g.vm_chunk > g.block:
+        g.vm_chunk = g.block
     return n
 
 
 cdef size_t fuse_work_size(const fuse_group * g) noexcept nogil:
     return (64 + align64(sizeof(ggml_tensor) * g.n_slots)
-            + <size_t> g.n_scratch * g.scratch_bytes)
+            + <size_t> g.n_scratch * (g.scratch_bytes + SCRATCH_STAGGER))
 
 
 cdef void run_chunks(const fuse_group * g, ggml_tensor * d, int64_t n0,
@@ -321,8 +348,8 @@ cdef void run_chunks(const fuse_group * g, ggml_tensor * d, int64_t n0,
     c0 = 0
     while c0 < n0:
         m = n0 - c0
-        if m > VM_CHUNK:
-            m = VM_CHUNK
+        if m > g.vm_chunk:
+            m = g.vm_chunk
         for s in range(g.n_slots):
             sl = &g.slots[s]
             if sl.is_node and sl.scratch >= 0:
@@ -387,7 +414,7 @@ cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept 
             sl = &g.slots[s]
             if sl.is_node and sl.scratch >= 0:  # intermediates, and streamed outputs
                 es = ggml_type_size(sl.t.type)
-                d[s].data = scratch + <size_t> sl.scratch * g.scratch_bytes
+                d[s].data = scratch + <size_t> sl.scratch * (g.scratch_bytes + SCRATCH_STAGGER)
                 d[s].ne[0] = n0
                 d[s].ne[1] = n1
                 d[s].nb[0] = es
