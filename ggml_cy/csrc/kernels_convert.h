@@ -135,7 +135,18 @@ static inline uint16_t kern_d2h(double d) {
 /* ---------------------------------------------------------------- float16, F16C */
 #if defined(__F16C__)
 static inline float kern_h2f(uint16_t h) { return _cvtsh_ss(h); }
-static inline uint16_t kern_f2h(float f) { return (uint16_t)_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
+/* numpy raises "underflow" when a value below half's smallest normal (2^-14) converts
+ * inexactly; the F16C instruction does not report it, so it is checked here. */
+static inline void kern_f2h_underflow_check(float f, uint16_t h) {
+    /* quiet comparisons: a NaN must not raise "invalid" here */
+    if (__builtin_isless(__builtin_fabsf(f), 6.103515625e-05f) && f != 0.0f && _cvtsh_ss(h) != f)
+        kern_raise(FE_UNDERFLOW | FE_INEXACT);
+}
+static inline uint16_t kern_f2h(float f) {
+    uint16_t h = (uint16_t)_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT);
+    kern_f2h_underflow_check(f, h);
+    return h;
+}
 #define KERN_HAVE_F16C 1
 #else
 static inline float kern_h2f(uint16_t h) { return kern_h2f_soft(h); }
@@ -153,12 +164,28 @@ static inline void kern_h2f_row(const uint16_t * src, float * dst, int64_t n) {
     for (; i < n; i++) dst[i] = kern_h2f(src[i]);
 }
 
+#if defined(__F16C__) && defined(__AVX__)
+/* 8 floats -> 8 halves, with numpy's underflow report (rare lanes checked one by one) */
+static inline __m128i kern_f2h8(const float * src) {
+    __m256 x = _mm256_loadu_ps(src);
+    __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
+    __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+    __m256 tiny = _mm256_and_ps(_mm256_cmp_ps(ax, _mm256_set1_ps(6.103515625e-05f), _CMP_LT_OQ),
+                                _mm256_cmp_ps(ax, _mm256_setzero_ps(), _CMP_NEQ_OQ));
+    if (__builtin_expect(_mm256_movemask_ps(tiny) != 0, 0)) {
+        uint16_t hs[8];
+        _mm_storeu_si128((__m128i *)hs, h);
+        for (int j = 0; j < 8; j++) kern_f2h_underflow_check(src[j], hs[j]);
+    }
+    return h;
+}
+#endif
+
 static inline void kern_f2h_row(const float * src, uint16_t * dst, int64_t n) {
     int64_t i = 0;
 #if defined(__F16C__) && defined(__AVX__)
     for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *)(dst + i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+        _mm_storeu_si128((__m128i *)(dst + i), kern_f2h8(src + i));
 #endif
     for (; i < n; i++) dst[i] = kern_f2h(src[i]);
 }
@@ -170,8 +197,7 @@ static inline void kern_f2h_row_nt(const float * src, uint16_t * dst, int64_t n)
     if (((uintptr_t)dst & 1u) == 0) {
         for (; i < n && ((uintptr_t)(dst + i) & 15u); i++) dst[i] = kern_f2h(src[i]);
         for (; i + 8 <= n; i += 8)
-            _mm_stream_si128((__m128i *)(dst + i),
-                             _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+            _mm_stream_si128((__m128i *)(dst + i), kern_f2h8(src + i));
     }
 #endif
     for (; i < n; i++) dst[i] = kern_f2h(src[i]);

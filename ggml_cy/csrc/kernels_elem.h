@@ -61,11 +61,9 @@ static inline T kern_divmod_##tn(T a, T b, T * modulus) {                       
     return floordiv;                                                                    \
 }                                                                                       \
 static inline T kern_floordiv_##tn(T a, T b) {                                          \
-    if (__builtin_expect(b == 0, 0)) {                                                  \
-        T div = a / b;                                                                  \
-        if (a == 0 || isnan(a)) kern_raise(FE_INVALID); else kern_raise(FE_DIVBYZERO);  \
-        return div;                                                                     \
-    }                                                                                   \
+    /* by zero: the division's own flags (numpy 2.4: 1//0 "divide by zero", 0//0        \
+     * "invalid", inf//0 and nan//0 nothing) */                                          \
+    if (__builtin_expect(b == 0, 0)) return a / b;                                      \
     T mod;                                                                              \
     return kern_divmod_##tn(a, b, &mod);                                                \
 }                                                                                       \
@@ -100,22 +98,24 @@ static inline T kern_ceil_##tn(T x) { return ceil##SFX(x); }                    
 static inline T kern_round_##tn(T x) { return rint##SFX(x); }                           \
 static inline T kern_trunc_##tn(T x) { return trunc##SFX(x); }                          \
 /* ggml's activations, with ggml's constants */                                         \
-static inline T kern_relu_##tn(T x) { return x > 0 ? x : (T)0; }                        \
+/* ggml's activations; a NaN input gives NaN back (numpy's habit), where ggml's         \
+ * comparisons would turn it into 0 */                                                  \
+static inline T kern_relu_##tn(T x) { return (x > 0 || x != x) ? x : (T)0; }            \
 static inline T kern_leaky_relu_##tn(T x, T slope) {                                    \
-    return (x > 0 ? x : (T)0) + slope * (x < 0 ? x : (T)0);                             \
+    return x != x ? x : (x > 0 ? x : (T)0) + slope * (x < 0 ? x : (T)0);                \
 }                                                                                       \
 static inline T kern_hardsigmoid_##tn(T x) {                                            \
     T t = (x + (T)3) / (T)6;                                                            \
-    t = t > 0 ? t : (T)0;                                                               \
-    return t < 1 ? t : (T)1;                                                            \
+    t = (t > 0 || t != t) ? t : (T)0;                                                   \
+    return (t < 1 || t != t) ? t : (T)1;                                                \
 }                                                                                       \
 static inline T kern_hardswish_##tn(T x) {                                              \
     T t = (x + (T)3) / (T)6;                                                            \
-    t = t > 0 ? t : (T)0;                                                               \
-    t = t < 1 ? t : (T)1;                                                               \
+    t = (t > 0 || t != t) ? t : (T)0;                                                   \
+    t = (t < 1 || t != t) ? t : (T)1;                                                   \
     return x * t;                                                                       \
 }                                                                                       \
-static inline T kern_step_##tn(T x) { return x > 0 ? (T)1 : (T)0; }                     \
+static inline T kern_step_##tn(T x) { return x > 0 ? (T)1 : (x != x ? x : (T)0); }     \
 /* numpy's clip: minimum(maximum(x, lo), hi), NaN propagating */                        \
 static inline T kern_clamp_##tn(T x, T lo, T hi) { return kern_min_##tn(kern_max_##tn(x, lo), hi); } \
 static inline T kern_scale_##tn(T x, T s) { return x * s; }
@@ -131,30 +131,36 @@ static inline float kern_min_h16(float x, float y) { return (x <= y || x != x) ?
 static inline float kern_fmax_h16(float x, float y) { return (x >= y || y != y) ? x : y; }
 static inline float kern_fmin_h16(float x, float y) { return (x <= y || y != y) ? x : y; }
 
-/* ggml's transcendental activations. Written in forms without cancellation (gelu as
- * x*sigmoid(2u) rather than 0.5x(1+tanh u), gelu_erf with erfc) so that the negative tails
- * stay accurate, and evaluated in double for float32 (and so for float16/bfloat16, which
- * compute through float32 rows): one rounding at the end, close to the exact formula. */
-static inline double kern_elu_f64(double x, double alpha) { return x > 0 ? x : alpha * expm1(x); }
-static inline double kern_sigmoid_f64(double x) { return 1.0 / (1.0 + exp(-x)); }
-static inline double kern_silu_f64(double x) { return x / (1.0 + exp(-x)); }
-static inline double kern_gelu_f64(double x) {
-    double u = 0.79788456080286535587989211986876 * x * (1.0 + 0.044715 * x * x);
-    return x / (1.0 + exp(-2.0 * u));
+/* ggml's transcendental activations, mathematically ggml's formulas, computed so that the
+ * result is within a couple of ulp of the exact value: forms without cancellation (gelu as
+ * x*sigmoid(2u) rather than 0.5x(1+tanh u), gelu_erf with erfc, softplus as
+ * max(x,0)+log1p(exp(-|x|))), evaluated one precision up (float64 in long double, float32
+ * -- and so float16/bfloat16, which compute through float32 rows -- in double) and
+ * rounded once. In the float types ggml's softplus cutoff (x > 20: x) changes nothing. */
+#define KERN_DEF_ACT(tn, T, W, SFX)                                                       \
+static inline T kern_elu_##tn(T x, T alpha) {                                           \
+    return x > 0 ? x : (T)((W)alpha * expm1##SFX((W)x));                                \
+}                                                                                       \
+static inline T kern_sigmoid_##tn(T x) { return (T)((W)1 / ((W)1 + exp##SFX(-(W)x))); } \
+static inline T kern_silu_##tn(T x) { return (T)((W)x / ((W)1 + exp##SFX(-(W)x))); }    \
+static inline T kern_gelu_##tn(T x) {                                                   \
+    W w = (W)x;                                                                         \
+    W u = (W)0.797884560802865355879892119868763737L * w * ((W)1 + (W)0.044715L * w * w); \
+    return (T)(w / ((W)1 + exp##SFX((W)-2 * u)));                                       \
+}                                                                                       \
+static inline T kern_gelu_erf_##tn(T x) {                                               \
+    return (T)((W)0.5 * (W)x * erfc##SFX(-(W)x * (W)0.707106781186547524400844362104849L)); \
+}                                                                                       \
+static inline T kern_gelu_quick_##tn(T x) {                                             \
+    return (T)((W)x / ((W)1 + exp##SFX((W)-1.702L * (W)x)));                            \
+}                                                                                       \
+static inline T kern_softplus_##tn(T x) {                                               \
+    W w = (W)x;                                                                         \
+    return (T)(w > 0 ? w + log1p##SFX(exp##SFX(-w)) : log1p##SFX(exp##SFX(w)));         \
 }
-static inline double kern_gelu_erf_f64(double x) {
-    return 0.5 * x * erfc(-x * 0.70710678118654752440084436210484);
-}
-static inline double kern_gelu_quick_f64(double x) { return x / (1.0 + exp(-1.702 * x)); }
-/* ggml's cutoff: log1p(exp(x)) == x to float precision beyond 20 */
-static inline double kern_softplus_f64(double x) { return x > 20.0 ? x : log1p(exp(x)); }
-static inline float kern_elu_f32(float x, float alpha) { return (float)kern_elu_f64(x, alpha); }
-static inline float kern_sigmoid_f32(float x) { return (float)kern_sigmoid_f64(x); }
-static inline float kern_silu_f32(float x) { return (float)kern_silu_f64(x); }
-static inline float kern_gelu_f32(float x) { return (float)kern_gelu_f64(x); }
-static inline float kern_gelu_erf_f32(float x) { return (float)kern_gelu_erf_f64(x); }
-static inline float kern_gelu_quick_f32(float x) { return (float)kern_gelu_quick_f64(x); }
-static inline float kern_softplus_f32(float x) { return x > 20.0f ? x : (float)log1p(exp((double)x)); }
+
+KERN_DEF_ACT(f32, float, double, )
+KERN_DEF_ACT(f64, double, long double, l)
 
 /* tanh: numpy's own SIMD tanh is within 1 ulp of the correctly rounded result, glibc's
  * tanhf/tanh within 2, so the two could differ by 3 ulp. Evaluating one precision higher
