@@ -43,7 +43,7 @@ ctypedef struct fuse_group:
     size_t scratch_bytes     # bytes of one scratch block (block elements x 8, padded)
     int vm                   # 1: plain float arithmetic, run in chunk loops (fused_vm.h)
     int vm_type              # 0 f32, 1 f64
-    int64_t vm_chunk         # elements per chunk (longer groups: longer chunks, fewer calls)
+    int64_t vm_chunk         # elements per chunk of the chunk loops
     fuse_slot slots[64]      # FUSE_MAX_SLOTS
 
 # 1 for ops a group may contain (binary and unary elementwise ops, ADD1).

@@ -491,6 +491,8 @@ cdef class Graph:
         the fused elementwise groups for n_threads threads."""
         cdef ggml_cgraph * g = self.live()
         n = default_n_threads() if n_threads is None else _threads.check_num_threads(n_threads)
+        for obj in self._roots:  # a root's context reset since: its headers are gone
+            (<Tensor> obj).ptr()
         cdef unsigned char * pinned = self.pinned_nodes(g)
         try:
             return make_plan(g.nodes, g.n_nodes, n, bool(fuse), pinned, self)

@@ -333,3 +333,14 @@ def test_compute_releases_gil_and_threads_run_together():
     assert not errors
     for _, m in graphs:
         assert_bitwise(m.numpy(), np.full((512, 512), 512, np.float32))
+
+
+def test_compute_refuses_roots_of_a_reset_context():
+    c1 = Context(1 << 20)
+    a = c1.tensor_from(np.ones(4, np.float32))
+    r = c1.relu(a)
+    c2 = Context(1 << 20)
+    g = c2.new_graph().build_forward_expand(r)
+    c1.reset()
+    with pytest.raises(RuntimeError):
+        g.compute(1)
