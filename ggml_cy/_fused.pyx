@@ -292,13 +292,10 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
         for i in range(n):
             node = g.slots[i].t
             es = ggml_type_size(node.type)
-            # whole cache lines only: a line written partly with plain stores and partly
-            # with streaming stores is flushed mid-way, which costs far more than it saves
+            # (gcy_stream_store streams whole cache lines only, so pieces of any alignment
+            # never mix plain and streaming stores in one line)
             if (g.slots[i].scratch < 0 and g.slots[i].nb[0] == <int64_t> es
-                    and <size_t> total * es >= FUSE_STREAM_MIN_BYTES
-                    and (<uintptr_t> node.data) % 64 == 0
-                    and (g.ne[1] * g.ne[2] * g.ne[3] == 1 or (g.slots[i].nb[1] % 64 == 0
-                         and g.slots[i].nb[2] % 64 == 0 and g.slots[i].nb[3] % 64 == 0))):
+                    and <size_t> total * es >= FUSE_STREAM_MIN_BYTES):
                 g.slots[i].stream = 1
                 g.slots[i].scratch = g.n_scratch
                 g.n_scratch += 1

@@ -11,12 +11,16 @@
 
 static inline void gcy_stream_store(char * dst, const char * src, int64_t nbytes) {
 #if defined(__AVX__)
-    int64_t head = (int64_t)((32u - ((uintptr_t)dst & 31u)) & 31u);
+    /* whole 64-byte lines only: a line that a neighbouring piece also writes (an unaligned
+     * head or tail) takes plain stores from both sides, never a mix of both kinds */
+    int64_t head = (int64_t)((64u - ((uintptr_t)dst & 63u)) & 63u);
     if (head > nbytes) head = nbytes;
     memcpy(dst, src, (size_t)head);
     int64_t i = head;
-    for (; i + 32 <= nbytes; i += 32)
+    for (; i + 64 <= nbytes; i += 64) {
         _mm256_stream_ps((float *)(dst + i), _mm256_loadu_ps((const float *)(src + i)));
+        _mm256_stream_ps((float *)(dst + i + 32), _mm256_loadu_ps((const float *)(src + i + 32)));
+    }
     memcpy(dst + i, src + i, (size_t)(nbytes - i));
 #else
     memcpy(dst, src, (size_t)nbytes);
