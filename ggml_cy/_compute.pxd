@@ -24,6 +24,7 @@ ctypedef struct gstep:
 
 ctypedef struct gplan:
     int n_threads
+    int n_active                # most threads any step uses: the region's size
     int n_nodes
     int n_steps
     ggml_tensor ** nodes        # copy of the graph's node list

@@ -179,10 +179,11 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
 cdef int plan_compute(gplan * p, char * work) noexcept nogil:
     cdef char * base = <char *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63))
     p.error = 0
-    if p.n_threads <= 1 or not GGML_CY_HAVE_OPENMP:
+    # a graph of small nodes runs on the calling thread: no region, no wake-ups
+    if p.n_active <= 1 or not GGML_CY_HAVE_OPENMP:
         run_thread(p, base, 0, 1)
     else:
-        with parallel(num_threads=p.n_threads):
+        with parallel(num_threads=p.n_active):
             run_thread(p, base, gcy_omp_thread_num(), gcy_omp_num_threads())
     return -1 if p.error else 0
 
@@ -410,6 +411,10 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
         plan_free(p)
         raise
     free(last_consumer)
+    p.n_active = 1
+    for i in range(p.n_steps):
+        if p.steps[i].n_tasks > p.n_active:
+            p.n_active = p.steps[i].n_tasks
     p.work_size = 64 + align64(p.shared_size) + <size_t> n_threads * p.per_thread_size
     return p
 

@@ -13,6 +13,7 @@ the functions in ``FUNCTIONS`` (numpy's names). Inputs: float32/float64 arrays (
 Python/numpy floats), broadcast as numpy broadcasts; the result dtype is numpy's.
 """
 import ast
+import functools
 
 import numpy as np
 
@@ -47,6 +48,12 @@ _TYPES = {np.dtype(np.float32): GGMLType.F32, np.dtype(np.float64): GGMLType.F64
 def _parse(expr):
     if not isinstance(expr, str):
         raise TypeError(f"expr must be a str, not {type(expr).__name__}")
+    return _parse_str(expr)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_str(expr):
+    """The checked tree of an expression (cached: trees are immutable tuples)."""
     try:
         tree = ast.parse(expr.strip(), mode="eval")
     except SyntaxError as e:
