@@ -1179,7 +1179,7 @@ def elu(x, /, out=None, *, alpha=1.0, dtype=None, n_threads=None):
 
 
 def leaky_relu(x, negative_slope=0.01, out=None, *, dtype=None, n_threads=None):
-    """ggml's leaky_relu: max(x, 0) + negative_slope * min(x, 0) (NaN gives 0, as ggml).
+    """ggml's leaky_relu: max(x, 0) + negative_slope * min(x, 0) (a NaN input gives NaN).
     Float results; the slope is a float32 (ggml stores it so) except for float64 data."""
     cdef int32_t p[4]
     cdef double v = check_float(negative_slope, "negative_slope")

@@ -2,8 +2,9 @@
 not take (long double, lists, subclasses), with the same argument handling (out=, dtype=,
 float promotion as numpy.exp does). Tests may use them as a readable reference too.
 
-The formulas follow ggml's CPU definitions (ggml-cpu vec.h / unary-ops): relu is
-``x > 0 ? x : 0`` (NaN gives 0), step is ``x > 0``, softplus switches to x above 20.
+The formulas follow ggml's CPU definitions (ggml-cpu vec.h / unary-ops), with the
+semantics ggml_cy's kernels give them: a NaN input gives NaN (relu, step, leaky_relu and
+hardsigmoid too, where ggml's comparisons would give 0); softplus switches to x above 20.
 """
 import math
 
@@ -41,8 +42,9 @@ def _finish(result, out, like):
 def _unary(formula):
     def activation(x, out=None, dtype=None):
         a = _prepare(x, dtype)
-        with np.errstate(over="ignore", under="ignore"):
+        with np.errstate(all="ignore"):
             r = formula(a)
+            r = np.where(np.isnan(a), a, r)     # NaN in, NaN out
         return _finish(r, out, a)
     activation.__name__ = formula.__name__
     activation.__doc__ = formula.__doc__
@@ -126,18 +128,21 @@ def elu(x, alpha=1.0, out=None, dtype=None):
     """x if x > 0 else alpha * (exp(x) - 1)"""
     a = _prepare(x, dtype)
     t = a.dtype.type
-    r = np.where(a > 0, a, t(alpha) * np.expm1(np.minimum(a, t(0))))
+    with np.errstate(all="ignore"):
+        r = np.where(a > 0, a, t(alpha) * np.expm1(np.where(a > 0, t(0), a)))
     return _finish(r, out, a)
 
 
 def leaky_relu(x, negative_slope=0.01, out=None, dtype=None):
-    """ggml's formula: (x > 0 ? x : 0) + slope * (x < 0 ? x : 0); the slope is a float32
+    """ggml's formula: (x > 0 ? x : 0) + slope * (x < 0 ? x : 0), NaN kept; the slope is a float32
     for float32/float16 data (ggml's op_params), the full double for wider data"""
     a = _prepare(x, dtype)
     t = a.dtype.type
     slope = t(np.float32(negative_slope)) if a.dtype.itemsize <= 4 else t(negative_slope)
     zero = t(0)
-    r = np.where(a > 0, a, zero) + slope * np.where(a < 0, a, zero)
+    with np.errstate(all="ignore"):
+        r = np.where(a > 0, a, zero) + slope * np.where(a < 0, a, zero)
+    r = np.where(np.isnan(a), a, r)
     return _finish(r, out, a)
 
 
