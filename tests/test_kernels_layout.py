@@ -260,6 +260,17 @@ def test_fe_flags(n_threads, small_parallel):
     assert run("CPY", np.ones(40), out_dtype=np.float32) == 0
 
 
+def test_negative_integer_power_status_threads(small_parallel):
+    a = np.arange(5000, dtype=np.int64) % 7
+    b = np.ones(5000, np.int64)
+    b[4321] = -2
+    out = np.empty(5000, np.int64)
+    assert K._apply("POW", out, a, b, n_threads=2) & K.STATUS_NEG_INT_POWER
+    b[4321] = 2
+    assert K._apply("POW", out, a, b, n_threads=2) == 0
+    assert np.array_equal(out, np.power(a, b))
+
+
 def test_negative_integer_power_status():
     a = np.arange(10, dtype=np.int32)
     b = np.array([1, 2, -1, 3, 0, 1, 1, 1, 1, 1], np.int32)
