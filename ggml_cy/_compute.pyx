@@ -131,6 +131,19 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
     return compute_forward(node, ith, nth)
 
 
+cdef bint needs_barrier(gplan * p, int s, int nth) noexcept nogil:
+    """Threads must meet after step s unless s and the next working step both run on
+    thread 0 alone (then program order already orders them). The answer depends on the
+    plan only, so every thread takes the same barriers."""
+    cdef int nxt = s + 1
+    while nxt < p.n_steps and p.steps[nxt].kind == STEP_NOOP:
+        nxt += 1
+    if nxt >= p.n_steps:
+        return False
+    return ((p.steps[s].n_tasks > 1 and nth > 1) or (p.steps[nxt].n_tasks > 1 and nth > 1)
+            or p.steps[s].kind == STEP_TEMP or p.steps[nxt].kind == STEP_TEMP)
+
+
 cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
     """One thread's walk over every step of the plan (the body of the parallel region)."""
     cdef char * shared = base
@@ -171,7 +184,7 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
             back.op = GGML_OP_DUP
             if ith < nt and compute_forward(&back, ith, nt) < 0:
                 p.error = 1
-        if s != last:
+        if s != last and needs_barrier(p, s, nth):
             gcy_barrier()
 
 
