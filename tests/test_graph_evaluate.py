@@ -147,3 +147,19 @@ def test_too_many_unmergeable_dims():
     with pytest.raises(ValueError, match="at most 4"):
         evaluate("a + b", a=a, b=b)
     assert_bitwise(evaluate("a + b", a=np.ascontiguousarray(a), b=b), np.full(b.shape, 2.0))
+
+
+def test_out_partially_overlapping_inputs():
+    """out shifted against an input over one buffer: numpy's answer (inputs as before)."""
+    rng = np.random.default_rng(6)
+    for n in (1000, 200_000):
+        buf = rng.standard_normal(n + 1).astype(np.float32)
+        b = rng.standard_normal(n).astype(np.float32)
+        want = buf[1:] * b + buf[1:]
+        out = buf[:-1]
+        evaluate("a*b + a", a=buf[1:], b=b, out=out, n_threads=2)
+        assert_bitwise(buf[:-1], want)
+        buf2 = rng.standard_normal(n + 1).astype(np.float32)
+        want2 = buf2[:-1] - b * 2
+        evaluate("a - b*2", a=buf2[:-1], b=b, out=buf2[1:], n_threads=3)
+        assert_bitwise(buf2[1:], want2)
