@@ -233,7 +233,13 @@ def _buffer_of(tensor, what):
     if not tensor.has_data:
         raise ValueError(f"{what}: tensor '{tensor.name}' has no data (place it with "
                          "alloc_ctx_tensors first)")
-    return _registry.get(_graph.tensor_buffer(tensor))
+    handle = _graph.tensor_buffer(tensor)
+    if handle == 0:
+        return None  # context memory (a tensor of an allocating context)
+    buf = _registry.get(handle)
+    if buf is None:
+        raise RuntimeError(f"{what}: the buffer holding tensor '{tensor.name}' was freed")
+    return buf
 
 
 def _check_range(tensor, offset, size, what):
