@@ -7,6 +7,7 @@ RuntimeWarnings, and numpy's exception type wherever numpy raises. Transcendenta
 held to 2 ulp of numpy's result (1 ulp for float16); see test_ops_ulp.py for the table.
 """
 import functools
+import warnings
 import zlib
 
 import numpy as np
@@ -682,7 +683,8 @@ def test_astype_out_of_range(src, dst):
     """NaN, inf and out-of-range floats to integers: undefined in C, so numpy's platform
     answer (and its 'invalid value encountered in cast' warning) is the one to give."""
     s = special_values(src)
-    x = np.concatenate([s, np.array([300.0, -300.0, 70000.0, 3e9, -3e9], src)])
+    with np.errstate(over="ignore"):  # 70000 and 3e9 are inf in float16
+        x = np.concatenate([s, np.array([300.0, -300.0, 70000.0, 3e9, -3e9], src)])
     expected = run(lambda: x.astype(dst))
     got = run(lambda: _cy("astype")(x, dst))
     compare_outcomes(got, expected, inputs=[("x", x)], what=f"astype {src.name}->{dst.name}")
@@ -977,26 +979,29 @@ def test_astype_to_bfloat16(src, layout, n_threads):
 @pytest.mark.parametrize("n_threads", [1, 2], ids=["nth1", "nth2"])
 @pytest.mark.parametrize("dst", NATIVE_DTYPES, ids=NATIVE_IDS)
 def test_astype_from_bfloat16_every_pattern(dst, n_threads):
-    """All 65536 bfloat16 patterns to every native type: exact to float32/float64, rounded
-    once (to nearest even) to float16, truncated to integers (in-range values only)."""
-    from _oracle import bf16_bits_to_float64
+    """All 65536 bfloat16 patterns to every native type. bfloat16 -> float32 is exact, so
+    the reference is numpy's float32 -> dst conversion of the widened values: the same
+    values (rounded once to float16, truncated to integers: in-range values only) and the
+    same warnings (float16 overflow and underflow). NaN payloads are not compared (numpy
+    has no bfloat16 to follow)."""
     bits16 = np.arange(65536, dtype=np.uint32).astype(np.uint16)
-    v = bf16_bits_to_float64(bits16)
+    f32 = (bits16.astype(np.uint32) << 16).view(np.float32)
     if dst.kind in "iu":
         ii = np.iinfo(dst)
+        with np.errstate(invalid="ignore"):
+            v = f32.astype(np.float64)
         keep = np.isfinite(v) & (v > float(ii.min) - 1) & (v < float(ii.max) + 1)
-        bits16, v = bits16[keep], v[keep]
-    with np.errstate(all="ignore"):
-        expected = v.astype(dst)  # numpy's float64 -> float16 rounds once, to nearest even
-    if dst == np.float32:
-        expected = (bits16.astype(np.uint32) << 16).view(np.float32)  # NaN payloads kept
-    got = _cy("astype")(bits16, dst, from_bfloat16=True, n_threads=n_threads)
-    if dst.kind == "f":
-        assert_ulp(got, expected, 0, inputs=[("bits", bits16)], what=f"bfloat16->{dst.name}")
-        g = np.asarray(got)
-        assert np.array_equal(np.signbit(g), np.signbit(expected)), "signed zeros / NaN signs"
-    else:
-        assert_bitwise(got, expected, inputs=[("bits", bits16)], what=f"bfloat16->{dst.name}")
+        bits16, f32 = bits16[keep], f32[keep]
+    expected = run(lambda: f32.astype(dst))
+    got = run(lambda: _cy("astype")(bits16, dst, from_bfloat16=True, n_threads=n_threads))
+    assert got.exc is None, f"ggml_cy raises {got.exc!r}"
+    assert_bitwise(got.value, expected.value, inputs=[("bits", bits16)],
+                   what=f"bfloat16->{dst.name}", nan_payload=False)
+    # 'invalid' comes only from signaling-NaN patterns here, and whether quieting one
+    # reports it depends on the conversion instruction numpy happens to use: not compared
+    inv = ("RuntimeWarning", "invalid value encountered in cast")
+    assert got.warns - {inv} == expected.warns - {inv}, (
+        f"warnings: numpy (via float32) {sorted(expected.warns)}, ggml_cy {sorted(got.warns)}")
 
 
 def test_bfloat16_round_trip_and_core_helpers():
@@ -1051,6 +1056,12 @@ def test_warnings_for_each_special_pair(op, dtype):
     assert not diffs, f"{len(diffs)} pairs differ:\n" + "\n".join(diffs[:12])
 
 
+def _matrix(x):
+    with warnings.catch_warnings():  # np.matrix is pending deprecation; still a subclass
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        return np.asmatrix(x)
+
+
 def _kw_cases():
     f = np.linspace(-3, 3, 6).reshape(2, 3)
     g = np.arange(6.0).reshape(2, 3) - 2
@@ -1063,7 +1074,7 @@ def _kw_cases():
         "dtype_float32": ("divide", (f, g), {"dtype": np.float32}),
         "dtype_with_unsafe_casting": ("add", (f, g), {"dtype": np.int16, "casting": "unsafe"}),
         "subok_false": ("maximum", (f, g), {"subok": False}),
-        "matrix_subclass": ("add", (np.asmatrix(f), g), {}),
+        "matrix_subclass": ("add", (_matrix(f), g), {}),
         "masked_array": ("add", (np.ma.masked_less(f, 0), g), {}),
         "unary_where": ("negative", (f,), {"where": f > 0, "out": np.full((2, 3), 5.0)}),
         "unary_dtype": ("sqrt", (np.abs(f),), {"dtype": np.float32}),
@@ -1073,6 +1084,7 @@ def _kw_cases():
 
 
 @pytest.mark.parametrize("case", sorted(_kw_cases()))
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
 def test_numpy_keywords(case):
     """numpy's other ufunc keywords give numpy's answer (natively or handed to numpy),
     including the result type (subclasses survive as they do in numpy)."""
