@@ -109,14 +109,19 @@ def test_work_split_covers_every_element_once(split, shape):
     assert bits_equal(out, a + 1)
 
 
-def test_transposed_operand_blocked_path():
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int64])
+def test_transposed_operand_blocked_path(dtype):
     rng = np.random.default_rng(3)
-    a = rng.standard_normal((300, 200)).astype(np.float32)
-    b = rng.standard_normal((200, 300)).astype(np.float32)
-    out = np.empty((200, 300), np.float32)
+    a = (rng.standard_normal((300, 270)) * 20).astype(dtype)
+    b = (rng.standard_normal((270, 300)) * 20).astype(dtype)
+    out = np.empty((270, 300), dtype)
+    assert K._plan_info("ADD", out, a.T, b)["transposed"]
     for split in (1, 2, 3):
         K._apply("ADD", out, a.T, b, split=split)
         assert bits_equal(out, a.T + b)
+    out2 = np.empty((270, 300), dtype)
+    K._apply("MUL", out2, a.T, b.T.copy().T, n_threads=2)      # both operands transposed
+    assert bits_equal(out2, a.T * b)
 
 
 def test_non_temporal_path(small_parallel):
