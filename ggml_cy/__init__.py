@@ -6,6 +6,17 @@ Three faces:
     views), a compute graph run on N threads;
   * a GPU path through an nvcc-built CUDA library (``ggml_cy.cuda``).
 """
+import os as _os
+
+# libgomp spins up to 300k iterations (milliseconds) waiting for the next parallel region
+# when threads == cores. On a shared machine a spinning worker then steals the core the
+# Python thread needs, and a 2-thread call at 1e5-1e6 elements was seen taking 5-7 ms
+# instead of ~20 us. A short spin keeps back-to-back calls fast and bounds the damage.
+# Must be set before the OpenMP runtime loads (with the first extension module below);
+# the user's own OMP_WAIT_POLICY / GOMP_SPINCOUNT always win.
+if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
+    _os.environ["GOMP_SPINCOUNT"] = "10000"
+
 from ggml_cy._version import __version__
 from ggml_cy._core import (
     Context,
