@@ -37,6 +37,8 @@ def fmt_time(s):
 def fmt_rate(v):
     if v is None:
         return ""
+    if v >= 100:
+        return f"{v:.0f}"
     return f"{v:.1f}" if v >= 10 else f"{v:.2f}" if v >= 0.1 else f"{v:.3f}"
 
 
