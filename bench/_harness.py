@@ -98,6 +98,10 @@ class Setup:
     sync: Optional[Callable] = None         # called before the timer stops (device sync)
     notes: list = field(default_factory=list)
     skipped: dict = field(default_factory=dict)  # library -> why it is not measured
+    # pause before a library's sample when another library ran just before: thread pools
+    # that busy-wait after a call (OpenBLAS spins ~0.1 s) would otherwise take a core from
+    # whichever library runs next
+    settle_s: float = 0.0
 
 
 @dataclass
@@ -321,6 +325,8 @@ def measure(case, opts):
             rounds += 1
             for lib in pending[k:] + pending[:k]:
                 inner = plan[lib][0]
+                if setup.settle_s > 0 and len(plan) > 1:
+                    time.sleep(setup.settle_s)
                 try:
                     samples[lib].append(_sample_ns(setup.impls[lib], inner, sync) * 1e-9 / inner)
                 except Exception as exc:  # failed after a good warm-up: report, do not time

@@ -191,8 +191,12 @@ def mul_mat_setup(env, m, n, k):
         th = env["torch"]
         impls["torch"] = Call(th.matmul, th.from_numpy(b), th.from_numpy(a).T,
                               out=th.from_numpy(out))
+    # OpenBLAS's workers busy-wait ~0.1 s after a call: without a pause the library timed
+    # next ran on one free core (seen: ggml_cy 30 ms after numpy, 14 ms on its own)
     s = Setup(impls, flops=2 * m * n * k, reference=ref, skipped=skipped,
-              compare=_close_compare)
+              compare=_close_compare, settle_s=0.25)
+    s.notes.append("mul_mat: each sample starts after a 0.25 s pause, so no library runs "
+                   "while another's thread pool is still spinning")
     s.notes.append("mul_mat: ggml_cy column = ctx.mul_mat in a graph, graph.compute; "
                    "numpy = np.matmul(b, a.T, out=) on OpenBLAS; results compared to 1e-4 "
                    "relative (summation order differs)")
