@@ -18,6 +18,17 @@ if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
     _os.environ["GOMP_SPINCOUNT"] = "10000"
 
 from ggml_cy._version import __version__
+
+try:
+    import ggml_cy._core  # noqa: F401  (compiled; absent in an unbuilt source tree)
+except ModuleNotFoundError as _exc:
+    if _exc.name != "ggml_cy._core":
+        raise
+    raise ImportError(
+        "ggml_cy's compiled modules are missing: this is the source tree "
+        f"({_os.path.dirname(__file__)}). Run from another directory after `pip install .`, "
+        "or build in place with `tools/build.sh`.") from None
+
 from ggml_cy._core import (
     Context,
     Tensor,
