@@ -10,6 +10,17 @@
 from libc.stdint cimport int64_t
 from ggml_cy._core cimport ggml_tensor
 
+# The accumulator machine that runs groups of plain float arithmetic (csrc/fused_vm.h).
+cdef extern from "csrc/fused_vm.h" nogil:
+    ctypedef struct vm_prog:
+        int type
+        int n_instr
+        int n_slots
+        int n_nodes
+        int n_tiles
+        int n_mem
+        int has_stream
+
 cdef enum:
     FUSE_MAX_NODES = 32      # nodes per group (longer runs are split)
     FUSE_MAX_SLOTS = 64      # nodes + distinct external inputs per group
@@ -28,7 +39,7 @@ ctypedef struct fuse_slot:
     int stream               # 1: computed in scratch block `scratch`, then streamed to
                              # memory with non-temporal stores (large outputs)
     int src_slot[10]         # node slots: the slot of each src (-1 when src is NULL)
-    int vm_op                # node slots of chunk-loop groups: the VM_* op
+    int vm_op                # node slots of machine groups: the VM_* op
 
 ctypedef struct fuse_group:
     int first                # index of the group's first node in the graph
@@ -41,9 +52,8 @@ ctypedef struct fuse_group:
     int64_t blocks_per_run   # blocks per row (split0) or per (i2, i3) slab
     int64_t n_blocks
     size_t scratch_bytes     # bytes of one scratch block (block elements x 8, padded)
-    int vm                   # 1: plain float arithmetic, run in chunk loops (fused_vm.h)
-    int vm_type              # 0 f32, 1 f64
-    int64_t vm_chunk         # elements per chunk of the chunk loops
+    int vm                   # 1: plain float arithmetic, run by the accumulator machine
+    vm_prog prog             # its program (fused_vm.h)
     fuse_slot slots[64]      # FUSE_MAX_SLOTS
 
 # 1 for ops a group may contain (binary and unary elementwise ops, ADD1).

@@ -18,7 +18,6 @@ cdef extern from "csrc/fused_stream.h" nogil:
 
 cdef extern from "csrc/fused_vm.h" nogil:
     enum:
-        VM_CHUNK
         VM_NONE
         VM_ADD
         VM_SUB
@@ -29,36 +28,26 @@ cdef extern from "csrc/fused_vm.h" nogil:
         VM_NEG
         VM_ABS
         VM_SQR
-    void vm_apply(int type, int op, char * d, const char * a, int sa, const char * b,
-                  int sb, int64_t n)
+        VM_K_TEMP
+        VM_K_MEM
+        VM_K_CONST
+    int vm_compile(vm_prog * p, int type, int n_nodes, int n_slots, const int * op,
+                   const int * src0, const int * src1, const signed char * kind,
+                   const int * stream)
+    size_t vm_work_bytes(const vm_prog * p)
+    void vm_run_block(const vm_prog * p, char * const * base, int64_t n, char * work)
 
-# Chunk loops for plain float arithmetic (a benchmarking knob).
+# The accumulator machine for plain float arithmetic (a benchmarking knob).
 cdef bint use_vm = True
 
 
 def set_chunk_loops(flag):
-    """Turns the chunk loops for plain float arithmetic on or off (plans made afterwards
-    use it); returns the previous setting."""
+    """Turns the accumulator machine for plain float arithmetic on or off (plans made
+    afterwards use it; off: such groups run node by node over cache blocks); returns the
+    previous setting."""
     global use_vm
     old = use_vm
     use_vm = bool(flag)
-    return old
-
-
-# Elements per chunk; 0 = automatic (VM_CHUNK: short chunks keep every input stream in
-# flight; measured on this project's 2-core machine, 64-128 beat 256-8192 for 4- and
-# 16-op groups alike).
-cdef int64_t chunk_elems = 0
-
-
-def set_chunk_elements(n):
-    """Chunk length of the chunk loops (0: automatic); returns the previous value."""
-    global chunk_elems
-    n = int(n)
-    if n < 0 or n > FUSE_BLOCK_MAX or (n and n % 8):
-        raise ValueError(f"chunk length must be 0 or a multiple of 8 up to {FUSE_BLOCK_MAX}")
-    old = chunk_elems
-    chunk_elems = n
     return old
 
 
@@ -299,75 +288,103 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
                 g.slots[i].stream = 1
                 g.slots[i].scratch = g.n_scratch
                 g.n_scratch += 1
-    # 7. plain float arithmetic along rows runs in chunk loops (all streams at once)
-    cdef int t0 = g.slots[0].t.type
-    g.vm = (use_vm and g.split0 and (t0 == GGML_TYPE_F32 or t0 == GGML_TYPE_F64))
-    g.vm_type = 0 if t0 == GGML_TYPE_F32 else 1
-    es = ggml_type_size(t0)
-    for s in range(g.n_slots):
-        if not g.vm:
-            break
-        if g.slots[s].t.type != t0:
-            g.vm = 0
-        elif g.slots[s].is_node:
-            g.slots[s].vm_op = vm_op_of(g.slots[s].t.op)
-            if g.slots[s].vm_op == VM_NONE:
-                g.vm = 0
-            elif g.slots[s].scratch < 0 and g.slots[s].nb[0] != <int64_t> es:
-                g.vm = 0
-        elif g.slots[s].ne[0] != 1 and g.slots[s].nb[0] != <int64_t> es:
-            g.vm = 0
-    g.vm_chunk = chunk_elems if chunk_elems else VM_CHUNK
-    if g.vm_chunk > g.block:
-        g.vm_chunk = g.block
+    # 7. plain float arithmetic along rows runs in the accumulator machine
+    g.vm = use_vm and g.split0 and build_program(g) == 0
     return n
 
 
+cdef int build_program(fuse_group * g) noexcept nogil:
+    """Compiles g into g.prog for the accumulator machine; 0, or -1 when the group is not
+    plain float arithmetic on one float type with unit-stride rows."""
+    # per node (FUSE_MAX_NODES): VM op, source slots, streamed
+    cdef int op[32]
+    cdef int src0[32]
+    cdef int src1[32]
+    cdef int stream[32]
+    cdef signed char kind[64]                            # FUSE_MAX_SLOTS
+    cdef int t0 = g.slots[0].t.type
+    cdef int64_t es = ggml_type_size(t0)
+    cdef int s
+    cdef fuse_slot * sl
+    if t0 != GGML_TYPE_F32 and t0 != GGML_TYPE_F64:
+        return -1
+    for s in range(g.n_slots):
+        sl = &g.slots[s]
+        if sl.t.type != t0:
+            return -1
+        if sl.is_node:
+            sl.vm_op = vm_op_of(sl.t.op)
+            if sl.vm_op == VM_NONE:
+                return -1
+            op[s] = sl.vm_op
+            src0[s] = sl.src_slot[0]
+            src1[s] = sl.src_slot[1] if vm_binary(sl.vm_op) else -1
+            if src0[s] < 0 or (vm_binary(sl.vm_op) and src1[s] < 0):
+                return -1
+            stream[s] = sl.stream
+            if sl.scratch >= 0 and not sl.stream:
+                kind[s] = VM_K_TEMP
+            elif sl.nb[0] == es:
+                kind[s] = VM_K_MEM
+            else:
+                return -1
+        elif sl.ne[0] == 1:
+            kind[s] = VM_K_CONST       # one value per row, broadcast along it
+        elif sl.nb[0] == es:
+            kind[s] = VM_K_MEM
+        else:
+            return -1
+    return vm_compile(&g.prog, 0 if t0 == GGML_TYPE_F32 else 1, g.n_nodes, g.n_slots,
+                      op, src0, src1, kind, stream)
+
+
 cdef size_t fuse_work_size(const fuse_group * g) noexcept nogil:
+    if g.vm:
+        return 64 + vm_work_bytes(&g.prog)
     return (64 + align64(sizeof(ggml_tensor) * g.n_slots)
             + <size_t> g.n_scratch * (g.scratch_bytes + SCRATCH_STAGGER))
 
 
-cdef void run_chunks(const fuse_group * g, ggml_tensor * d, int64_t n0,
-                     char ** dest) noexcept nogil:
-    """One block (a piece of one row, descriptors already pointing at it) through the
-    chunk loops: every node on VM_CHUNK elements at a time. Streamed outputs are computed
-    into a chunk of their scratch and streamed to dest[slot] chunk by chunk."""
-    cdef const char * ptr[64]   # FUSE_MAX_SLOTS: this chunk's first element per slot
-    cdef int adv[64]            # 1: the slot advances along the row; 0: one value
-    cdef int64_t es = ggml_type_size(g.slots[0].t.type)
-    cdef int64_t c0, m
-    cdef int s, ia, ib
+cdef void run_program(const fuse_group * g, char * work, int ith, int nth) noexcept nogil:
+    """Thread ith's share of the blocks through the accumulator machine (split0 blocks:
+    pieces of single rows, so every slot is a pointer and a unit stride)."""
+    cdef char * aligned = <char *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63))
+    cdef char * base[64]        # FUSE_MAX_SLOTS: this block's first element per slot
     cdef const fuse_slot * sl
-    for s in range(g.n_slots):
-        sl = &g.slots[s]
-        adv[s] = 1 if (sl.is_node or d[s].ne[0] != 1) else 0
-    c0 = 0
-    while c0 < n0:
-        m = n0 - c0
-        if m > g.vm_chunk:
-            m = g.vm_chunk
+    cdef int64_t b0 = g.n_blocks * ith // nth
+    cdef int64_t b1 = g.n_blocks * (ith + 1) // nth
+    cdef int64_t b, run, i0, n0, i1, i2, i3
+    cdef char * p
+    cdef int s
+    for b in range(b0, b1):
+        run = b // g.blocks_per_run
+        i0 = (b - run * g.blocks_per_run) * g.block
+        n0 = g.ne[0] - i0
+        if n0 > g.block:
+            n0 = g.block
+        i1 = run % g.ne[1]
+        i2 = (run // g.ne[1]) % g.ne[2]
+        i3 = (run // g.ne[1]) // g.ne[2]
         for s in range(g.n_slots):
             sl = &g.slots[s]
-            if sl.is_node and sl.scratch >= 0:
-                ptr[s] = <const char *> d[s].data          # intermediates: one chunk
-            elif adv[s]:
-                ptr[s] = <const char *> d[s].data + c0 * es
+            if sl.is_node:
+                base[s] = sl.data + i3 * sl.nb[3] + i2 * sl.nb[2] + i1 * sl.nb[1] + i0 * sl.nb[0]
             else:
-                ptr[s] = <const char *> d[s].data
-        for s in range(g.n_nodes):
-            sl = &g.slots[s]
-            ia = sl.src_slot[0]
-            ib = sl.src_slot[1] if vm_binary(sl.vm_op) else ia
-            vm_apply(g.vm_type, sl.vm_op, <char *> ptr[s], ptr[ia], adv[ia], ptr[ib],
-                     adv[ib], m)
-        for s in range(g.n_nodes):
-            if g.slots[s].stream:
-                gcy_stream_store(dest[s] + c0 * es, ptr[s], m * es)
-        c0 += m
+                # external input: tiled over the output (ne divides), rows by modulo
+                p = sl.data + (i3 % sl.ne[3]) * sl.nb[3] + (i2 % sl.ne[2]) * sl.nb[2]
+                if sl.ne[1] != 1:
+                    p += i1 * sl.nb[1]
+                if sl.ne[0] != 1:
+                    p += i0 * sl.nb[0]
+                base[s] = p
+        vm_run_block(&g.prog, base, n0, aligned)
+    gcy_stream_fence()
 
 
 cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept nogil:
+    if g.vm:
+        run_program(g, work, ith, nth)
+        return 0
     cdef ggml_tensor * d = <ggml_tensor *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63))
     cdef char * scratch = <char *> d + align64(sizeof(ggml_tensor) * g.n_slots)
     cdef const fuse_slot * sl
@@ -385,7 +402,6 @@ cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept 
     cdef int64_t b, run, i0, n0, i1, n1, i2, i3, r
     cdef size_t es
     cdef char * p
-    cdef char * dest[64]        # FUSE_MAX_SLOTS: block destinations (chunk loops)
     for b in range(b0, b1):
         run = b // g.blocks_per_run
         if g.split0:
@@ -446,18 +462,10 @@ cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept 
                 d[s].nb[3] = sl.nb[3]
             d[s].ne[2] = 1
             d[s].ne[3] = 1
-        if g.vm:
-            for s in range(g.n_nodes):
-                sl = &g.slots[s]
-                dest[s] = (sl.data + i3 * sl.nb[3] + i2 * sl.nb[2] + i1 * sl.nb[1]
-                           + i0 * sl.nb[0])
-            run_chunks(g, d, n0, dest)
-            continue
-        else:
-            for s in range(g.n_nodes):
-                if compute_forward(&d[s], 0, 1) < 0:
-                    gcy_stream_fence()
-                    return -1
+        for s in range(g.n_nodes):
+            if compute_forward(&d[s], 0, 1) < 0:
+                gcy_stream_fence()
+                return -1
         for s in range(g.n_nodes):
             sl = &g.slots[s]
             if sl.stream:  # split0 blocks: one row piece of n0 elements

@@ -1,0 +1,182 @@
+/* The accumulator machine of fused_vm.h for one element type: included once per type
+ * with VM_SFX (name suffix), VM_T (element), VM_VF/VM_VI (float and int vectors of 32
+ * bytes), VM_W (lanes), VM_ABSMASK (all bits but the sign) and VM_STREAM (non-temporal
+ * vector store) defined. No include guard: that is the point. */
+#define VM_CAT2(a, b) a##_##b
+#define VM_CAT(a, b) VM_CAT2(a, b)
+#define VM_FN(name) VM_CAT(name, VM_SFX)
+
+/* the 8 accumulator registers x0..x7; operand vector r of slot pointer o */
+#define VM_EACH(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)     /* VM_R of them */
+#define VM_LDV(r) (*(const VM_VF *)(o + (r) * VM_W))
+#define VM_SELV(m, x, y) ((VM_VF)(((VM_VI)(m) & (VM_VI)(x)) | (~(VM_VI)(m) & (VM_VI)(y))))
+/* kern_max / kern_min lane-wise: the first operand when it wins or is NaN */
+#define VM_MAXV(x, y) VM_SELV(((x) > (y)) | ((x) != (x)), x, y)
+#define VM_MINV(x, y) VM_SELV(((x) < (y)) | ((x) != (x)), x, y)
+
+#define VM_DO_LOAD(r) x##r = VM_LDV(r);
+#define VM_DO_STORE(r) *(VM_VF *)(o + (r) * VM_W) = x##r;
+#define VM_DO_STREAM(r) VM_STREAM(o + (r) * VM_W, x##r);
+#define VM_DO_ADD(r) x##r = x##r + VM_LDV(r);
+#define VM_DO_SUB(r) x##r = x##r - VM_LDV(r);
+#define VM_DO_MUL(r) x##r = x##r * VM_LDV(r);
+#define VM_DO_DIV(r) x##r = x##r / VM_LDV(r);
+#define VM_DO_MAX(r) { VM_VF y = VM_LDV(r); x##r = VM_MAXV(x##r, y); }
+#define VM_DO_MIN(r) { VM_VF y = VM_LDV(r); x##r = VM_MINV(x##r, y); }
+#define VM_DO_RADD(r) x##r = VM_LDV(r) + x##r;
+#define VM_DO_RSUB(r) x##r = VM_LDV(r) - x##r;
+#define VM_DO_RMUL(r) x##r = VM_LDV(r) * x##r;
+#define VM_DO_RDIV(r) x##r = VM_LDV(r) / x##r;
+#define VM_DO_RMAX(r) { VM_VF y = VM_LDV(r); x##r = VM_MAXV(y, x##r); }
+#define VM_DO_RMIN(r) { VM_VF y = VM_LDV(r); x##r = VM_MINV(y, x##r); }
+#define VM_DO_NEG(r) x##r = -x##r;
+#define VM_DO_ABS(r) x##r = (VM_VF)((VM_VI)x##r & VM_ABSMASK);
+#define VM_DO_SQR(r) x##r = x##r * x##r;
+
+/* n_blocks whole accumulator blocks (VM_R * VM_W elements each) from ptr[] on; ptr[s]
+ * of every MEM slot (listed in mem[]) advances by one block after each; ptr[-1] is any
+ * valid pointer (unary operations name slot -1 and read nothing). One switch per
+ * instruction and block: threaded dispatch (an indirect jump per handler) measured
+ * slower here, and so did 4 or 12 accumulator vectors instead of 8. */
+__attribute__((optimize("fp-contract=off")))
+static void VM_FN(vm_blocks)(const vm_prog * p, char ** ptr, const int * mem, int n_mem,
+                             int64_t n_blocks) {
+#define VM_DECL(r) VM_VF x##r = {0};
+    VM_EACH(VM_DECL)
+#undef VM_DECL
+    const vm_instr * ins = p->ins;
+    const int n_instr = p->n_instr;
+    int64_t blk;
+    int k;
+    for (blk = 0; blk < n_blocks; blk++) {
+        for (k = 0; k < n_instr; k++) {
+            VM_T * o = (VM_T *)ptr[ins[k].slot];
+            switch (ins[k].code) {
+            case VM_I_LOAD: VM_EACH(VM_DO_LOAD) break;
+            case VM_I_STORE: VM_EACH(VM_DO_STORE) break;
+            case VM_I_STREAM:
+                if (((uintptr_t)o & 31u) == 0) { VM_EACH(VM_DO_STREAM) }
+                else { VM_EACH(VM_DO_STORE) }
+                break;
+            case VM_ADD: VM_EACH(VM_DO_ADD) break;
+            case VM_SUB: VM_EACH(VM_DO_SUB) break;
+            case VM_MUL: VM_EACH(VM_DO_MUL) break;
+            case VM_DIV: VM_EACH(VM_DO_DIV) break;
+            case VM_MAX: VM_EACH(VM_DO_MAX) break;
+            case VM_MIN: VM_EACH(VM_DO_MIN) break;
+            case VM_I_RADD: VM_EACH(VM_DO_RADD) break;
+            case VM_I_RSUB: VM_EACH(VM_DO_RSUB) break;
+            case VM_I_RMUL: VM_EACH(VM_DO_RMUL) break;
+            case VM_I_RDIV: VM_EACH(VM_DO_RDIV) break;
+            case VM_I_RMAX: VM_EACH(VM_DO_RMAX) break;
+            case VM_I_RMIN: VM_EACH(VM_DO_RMIN) break;
+            case VM_NEG: VM_EACH(VM_DO_NEG) break;
+            case VM_ABS: VM_EACH(VM_DO_ABS) break;
+            case VM_SQR: VM_EACH(VM_DO_SQR) break;
+            default: break;
+            }
+        }
+        for (k = 0; k < n_mem; k++) ptr[mem[k]] += VM_BLOCK_BYTES;
+    }
+}
+
+/* m (< one block) elements through the vector machine: the inputs' elements are copied
+ * into staging tiles padded with ones (harmless operands: no NaN, no denormal), one block
+ * runs there, and the outputs' m elements are copied back. Output staging tiles sit 4
+ * bytes past a 32-byte boundary, so STREAM stores plainly there (the copy-out reads
+ * them back at once). Heads before a streamed output's alignment and block tails. */
+static void VM_FN(vm_partial)(const vm_prog * p, char ** ptr, const int * mem, int n_mem,
+                              int64_t m, char * stage) {
+    char * real[VM_MAX_SLOTS];
+    int k;
+    int64_t e;
+    for (k = 0; k < n_mem; k++) {
+        const int s = mem[k];
+        VM_T * t = (VM_T *)(stage + (size_t)k * VM_STAGE_BYTES);
+        real[k] = ptr[s];
+        if (s < p->n_nodes) {
+            t = (VM_T *)((char *)t + 4);
+        } else {
+            memcpy(t, real[k], (size_t)m * sizeof(VM_T));
+            for (e = m; e < VM_R * VM_W; e++) t[e] = (VM_T)1;
+        }
+        ptr[s] = (char *)t;
+    }
+    VM_FN(vm_blocks)(p, ptr, mem, 0, 1);
+    for (k = 0; k < n_mem; k++) {
+        const int s = mem[k];
+        if (s < p->n_nodes)
+            memcpy(real[k], ptr[s], (size_t)m * sizeof(VM_T));
+        ptr[s] = real[k] + m * (int64_t)sizeof(VM_T);
+    }
+}
+
+static void VM_FN(vm_run_block)(const vm_prog * p, char * const * base, int64_t n,
+                                char * work) {
+    char * ptrs[VM_MAX_SLOTS + 1];
+    char ** ptr = ptrs + 1;      /* ptr[-1]: what unary operations "read" */
+    int mem[VM_MAX_SLOTS];
+    int n_mem = 0, s, k;
+    char * stage = work + (size_t)p->n_tiles * VM_BLOCK_BYTES;
+    ptrs[0] = work;
+    for (s = 0; s < p->n_slots; s++) {
+        char * tile = work + (size_t)(p->tile_of[s] < 0 ? 0 : p->tile_of[s]) * VM_BLOCK_BYTES;
+        if (p->kind[s] == VM_K_MEM) {
+            ptr[s] = base[s];
+            mem[n_mem++] = s;
+        } else {
+            ptr[s] = tile;
+            if (p->kind[s] == VM_K_CONST) {
+                const VM_T v = *(const VM_T *)base[s];
+                for (k = 0; k < VM_R * VM_W; k++) ((VM_T *)tile)[k] = v;
+            }
+        }
+    }
+    /* the first streamed output's 32-byte boundary: elements before it are a head */
+    int64_t head = 0;
+    if (p->has_stream) {
+        for (k = 0; k < p->n_instr; k++) {
+            if (p->ins[k].code == VM_I_STREAM) {
+                uintptr_t addr = (uintptr_t)base[p->ins[k].slot];
+                if (addr % sizeof(VM_T) == 0)
+                    head = (int64_t)(((32u - (addr & 31u)) & 31u) / sizeof(VM_T));
+                break;
+            }
+        }
+        if (head > n) head = n;
+    }
+    if (head)
+        VM_FN(vm_partial)(p, ptr, mem, n_mem, head, stage);
+    const int64_t per = VM_R * VM_W;
+    const int64_t blocks = (n - head) / per;
+    VM_FN(vm_blocks)(p, ptr, mem, n_mem, blocks);
+    if (n - head - blocks * per)
+        VM_FN(vm_partial)(p, ptr, mem, n_mem, n - head - blocks * per, stage);
+}
+
+#undef VM_CAT2
+#undef VM_CAT
+#undef VM_FN
+#undef VM_EACH
+#undef VM_LDV
+#undef VM_SELV
+#undef VM_MAXV
+#undef VM_MINV
+#undef VM_DO_LOAD
+#undef VM_DO_STORE
+#undef VM_DO_STREAM
+#undef VM_DO_ADD
+#undef VM_DO_SUB
+#undef VM_DO_MUL
+#undef VM_DO_DIV
+#undef VM_DO_MAX
+#undef VM_DO_MIN
+#undef VM_DO_RADD
+#undef VM_DO_RSUB
+#undef VM_DO_RMUL
+#undef VM_DO_RDIV
+#undef VM_DO_RMAX
+#undef VM_DO_RMIN
+#undef VM_DO_NEG
+#undef VM_DO_ABS
+#undef VM_DO_SQR
