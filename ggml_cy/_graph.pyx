@@ -4,6 +4,7 @@
 from libc.stdint cimport int32_t, int64_t, uint32_t, uintptr_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset, strlen
+cimport numpy as cnp
 
 from ggml_cy._core cimport (Context, Tensor, ggml_tensor, ggml_object, ggml_type_name,
                             core_new_object, core_new_tensor, core_view_tensor, wrap_tensor,
@@ -17,6 +18,8 @@ from ggml_cy._compute cimport Plan, make_plan, plan_compute, gplan, check_node
 
 from ggml_cy._core import ContextMemoryError
 from ggml_cy import _threads
+
+cnp.import_array()
 
 
 # ggml_cy's op numbers by name (ops_defs.h), for the Python builders.
@@ -619,3 +622,16 @@ def set_layout(Tensor t not None, uintptr_t data, nb):
 from ggml_cy import _core as _core_module
 if getattr(_core_module, "_op_namer", None) is None:
     _core_module.set_op_namer(op_name_of)
+
+
+def rebind(list tensors, list arrays):
+    """Points tensors[i] at the data of the numpy array arrays[i] (same layout as when the
+    tensor was described; evaluate()'s plan cache checks that). One call per evaluate()
+    instead of one Python-level pointer lookup per operand."""
+    cdef Py_ssize_t i
+    cdef cnp.ndarray arr
+    if len(tensors) != len(arrays):
+        raise ValueError("rebind: tensors and arrays differ in length")
+    for i in range(len(tensors)):
+        arr = arrays[i]
+        (<Tensor?> tensors[i]).ptr().data = cnp.PyArray_DATA(arr)

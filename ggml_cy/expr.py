@@ -156,6 +156,7 @@ class _Builder:
         self.strides = strides    # name -> collapsed strides
         self.rtype = rtype
         self.keep = []            # arrays that must outlive the compute
+        self.bound = []           # (leaf tensor, input name): re-pointed on every call
         self.cache = {}
 
     def _ne(self, shape):
@@ -172,6 +173,8 @@ class _Builder:
         t = self.ctx.new_tensor(self.rtype, self._ne(ne))
         nb = list(reversed(strides)) + [0] * (_MAX_DIMS - len(strides))
         _graph.set_layout(t, arr.ctypes.data, nb)
+        if key[0] == "n":
+            self.bound.append((t, key[1]))
         self.cache[ck] = t
         return t
 
@@ -222,13 +225,131 @@ def _as_input(name, value):
     return arr, False
 
 
+def _broadcast_strides(arr, shape):
+    """arr's byte strides when broadcast to shape (0 along broadcast dims), without
+    building the broadcast view."""
+    pad = len(shape) - arr.ndim
+    return [0] * pad + [0 if (n == 1 and shape[pad + i] != 1) else st
+                        for i, (n, st) in enumerate(zip(arr.shape, arr.strides))]
+
+
+# Compiled expressions, keyed by expression, dtype and the operands' merged layout: the
+# no_alloc context, graph and leaf headers of an earlier call, re-pointed at the new
+# arrays (graph.compute plans again, so overlap checks see the new addresses). An entry is
+# taken out while in use, so concurrent calls never share one. Memory for intermediates
+# (untouched, so free, unless a node is not fused) is one buffer, kept with the entry
+# when small: allocating and freeing it per call cost more than computing 1e5 elements
+# (freeing mmap'ed pages interrupts the other threads); large ones are made per call.
+_PLAN_CACHE = {}
+_PLAN_CACHE_SIZE = 32
+_KEEP_SCRATCH_BYTES = 2 << 20
+
+
+class _Compiled:
+    __slots__ = ("ctx", "graph", "tensors", "names", "keep", "scratch", "scratch_bytes",
+                 "scratch_buf", "result")
+
+    def __init__(self, ctx, graph, tensors, names, keep, scratch):
+        self.ctx, self.graph, self.tensors = ctx, graph, tensors
+        self.names, self.keep = names, keep
+        self.scratch = scratch            # [(node, byte offset)] in one scratch buffer
+        self.scratch_bytes = sum(n.nbytes for n, _ in scratch) + 64 * len(scratch)
+        self.scratch_buf = None
+
+
+def _compile(tree, inputs, cshape, strides, dtype, nb_out, result):
+    n_nodes, n_leafs = _count(tree)
+    n_nodes += 1
+    gsize = max(n_nodes, n_leafs, 1)
+    from ggml_cy.context import Context
+    mem = ((n_nodes + n_leafs + 4) * _core.tensor_overhead()
+           + Context.graph_overhead(gsize) + 1024)
+    ctx = Context(mem, no_alloc=True)
+    b = _Builder(ctx, inputs, cshape, strides, _TYPES[dtype])
+    b.arrays_dtype = dtype
+    root = b.build(tree, True)
+    if root.op == 0:  # a bare name or constant: copy it
+        root = ctx.dup(root)
+    # memory: the result for the root; the other nodes get fresh buffers on every call
+    # (_scratch_buffers)
+    graph = ctx.new_graph(gsize)
+    graph.build_forward_expand(root)
+    scratch, offset = [], 0
+    for node in graph.nodes:
+        if node == root:
+            _graph.set_layout(node, result.ctypes.data, nb_out)
+        elif not node.has_data:
+            scratch.append((node, offset))
+            offset += (node.nbytes + 63) // 64 * 64
+    tensors = [t for t, _ in b.bound] + [root]
+    names = [n for _, n in b.bound]
+    return _Compiled(ctx, graph, tensors, names, b.keep, scratch)
+
+
+def _scratch_buffer(compiled):
+    """Memory for the nodes that are not inputs or the result (one buffer, 64-byte
+    aligned pieces): pages the fused executor never writes (its intermediates stay in
+    cache) cost nothing. Returns the buffer, which the caller keeps alive."""
+    if not compiled.scratch:
+        return None
+    buf = compiled.scratch_buf
+    if buf is None:
+        buf = _aligned_empty((compiled.scratch_bytes,), np.uint8)
+        if compiled.scratch_bytes <= _KEEP_SCRATCH_BYTES:
+            compiled.scratch_buf = buf
+        base = buf.ctypes.data
+        for node, offset in compiled.scratch:
+            _graph.place_tensor(node, base + offset, 0)
+    return buf
+
+
+def _layout_key(expr, out, arrays):
+    """Key of the fast path: the expression and every operand's type, dtype, shape and
+    strides (None when an operand is not a numpy array: the full path decides)."""
+    try:
+        key = [expr]
+        for name, a in arrays.items():
+            if type(a) is not np.ndarray:
+                return None
+            key.append((name, a.dtype, a.shape, a.strides))
+        if out is not None:
+            if type(out) is not np.ndarray or not out.flags.writeable:
+                return None
+            key.append((out.dtype, out.shape, out.strides))
+        return tuple(key)
+    except Exception:
+        return None
+
+
+def _run(compiled, arrays, result, n_threads, key):
+    """Points the compiled graph at this call's arrays, computes, and files the entry."""
+    _graph.rebind(compiled.tensors, [arrays[n] for n in compiled.names] + [result])
+    buf = _scratch_buffer(compiled)
+    compiled.graph.compute(n_threads)
+    del buf
+    if len(_PLAN_CACHE) >= _PLAN_CACHE_SIZE:
+        _PLAN_CACHE.pop(next(iter(_PLAN_CACHE)), None)
+    _PLAN_CACHE[key] = compiled
+    return result
+
+
 def evaluate(expr, /, n_threads=None, out=None, **arrays):
     """Evaluates an elementwise expression over numpy arrays in one fused pass.
 
     ``ggml_cy.evaluate("a*b + c*d - e", a=a, b=b, c=c, d=d, e=e)``. Names refer to the
     keyword arguments; ``out`` (optional) receives the result (shape and dtype must
     match); ``n_threads`` defaults to ``ggml_cy.get_num_threads()``. See ``FUNCTIONS``
-    for the callable functions."""
+    for the callable functions. Repeated calls with the same expression and operand
+    layouts reuse the compiled graph (only the data pointers change)."""
+    # fast path: numpy operands exactly as an earlier call had them
+    fast_key = _layout_key(expr, out, arrays)
+    if fast_key is not None:
+        hit = _PLAN_CACHE.pop(fast_key, None)
+        if hit is not None:
+            n_threads = (_graph.default_n_threads() if n_threads is None
+                         else _threads.check_num_threads(n_threads))
+            result = out if out is not None else _aligned_empty(*hit.result)
+            return _run(hit, arrays, result, n_threads, fast_key)
     tree = _parse(expr)
     names = _names(tree, [])
     missing = sorted(set(names) - set(arrays))
@@ -244,16 +365,16 @@ def evaluate(expr, /, n_threads=None, out=None, **arrays):
     strong = [a.dtype for n, a in inputs.items() if not weak[n]]
     dtype = np.result_type(*strong) if strong else np.dtype(np.float64)
     try:
-        shape = np.broadcast_shapes(*(a.shape for a in inputs.values()))
+        shape = tuple(np.broadcast_shapes(*(a.shape for a in inputs.values())))
     except ValueError:
         shapes = ", ".join(f"{n} {a.shape}" for n, a in inputs.items())
         raise ValueError(f"evaluate: operands could not be broadcast together: {shapes}") from None
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise TypeError(f"evaluate: out must be a numpy array, not {type(out).__name__}")
-        if out.shape != tuple(shape) or out.dtype != dtype:
+        if out.shape != shape or out.dtype != dtype:
             raise ValueError(f"evaluate: out has shape {out.shape} and dtype {out.dtype}; "
-                             f"the result has shape {tuple(shape)} and dtype {dtype}")
+                             f"the result has shape {shape} and dtype {dtype}")
         if not out.flags.writeable:
             raise ValueError("evaluate: out is read-only")
         result = out
@@ -261,41 +382,29 @@ def evaluate(expr, /, n_threads=None, out=None, **arrays):
         result = _aligned_empty(shape, dtype)
     if result.size == 0:
         return result
+    converted = False
     for name in inputs:
         if inputs[name].dtype != dtype:
             inputs[name] = inputs[name].astype(dtype)
-        inputs[name] = np.broadcast_to(inputs[name], shape)
+            converted = True
     order = list(inputs)
     cshape, cstrides = _collapse(list(shape), [list(result.strides)] +
-                                 [list(inputs[n].strides) for n in order])
+                                 [_broadcast_strides(inputs[n], shape) for n in order])
     if len(cshape) > _MAX_DIMS:
         raise ValueError(f"evaluate: the operands' layouts need {len(cshape)} dimensions "
                          f"after merging; at most {_MAX_DIMS} are supported (make the "
                          "inputs contiguous)")
-    strides = dict(zip(order, cstrides[1:]))
-    n_nodes, n_leafs = _count(tree)
-    n_nodes += 1
-    gsize = max(n_nodes, n_leafs, 1)
-    from ggml_cy.context import Context
-    mem = ((n_nodes + n_leafs + 4) * _core.tensor_overhead()
-           + Context.graph_overhead(gsize) + 1024)
-    ctx = Context(mem, no_alloc=True)
-    b = _Builder(ctx, inputs, cshape, strides, _TYPES[dtype])
-    b.arrays_dtype = dtype
-    root = b.build(tree, True)
-    if root.op == 0:  # a bare name or constant: copy it
-        root = ctx.dup(root)
-    # memory: the result for the root, fresh (untouched, so free until written) arrays
-    # for other nodes; those the fused executor keeps in cache are never written
-    graph = ctx.new_graph(gsize)
-    graph.build_forward_expand(root)
-    nb_out = list(reversed(cstrides[0])) + [0] * (_MAX_DIMS - len(cshape))
-    for node in graph.nodes:
-        if node == root:
-            _graph.set_layout(node, result.ctypes.data, nb_out)
-        elif not node.has_data:
-            buf = np.empty(node.nelements, dtype=node.dtype)
-            b.keep.append(buf)
-            _graph.place_tensor(node, buf.ctypes.data, 0)
-    graph.compute(n_threads)
-    return result
+    # the entry is filed under the fast key when the operands went in as given (no
+    # conversion: the layout key then determines everything compiled), else under the
+    # merged layout
+    if fast_key is not None and not converted:
+        key, compiled = fast_key, None
+    else:
+        key = (expr, dtype.char, tuple(cshape), tuple(map(tuple, cstrides)), tuple(order))
+        compiled = _PLAN_CACHE.pop(key, None)
+    if compiled is None:
+        strides = dict(zip(order, cstrides[1:]))
+        nb_out = list(reversed(cstrides[0])) + [0] * (_MAX_DIMS - len(cshape))
+        compiled = _compile(tree, inputs, cshape, strides, dtype, nb_out, result)
+        compiled.result = (shape, dtype)
+    return _run(compiled, inputs, result, n_threads, key)

@@ -163,3 +163,73 @@ def test_out_partially_overlapping_inputs():
         want2 = buf2[:-1] - b * 2
         evaluate("a - b*2", a=buf2[:-1], b=b, out=buf2[1:], n_threads=3)
         assert_bitwise(buf2[1:], want2)
+
+
+# ----------------------------------------------------------------------------- plan cache
+def test_repeated_calls_follow_the_new_data():
+    """A second call with the same layout reuses the compiled graph: it must read the new
+    arrays and write the new result, never the first call's."""
+    rng = np.random.default_rng(5)
+    for n in (9, 70_001):
+        first = _arrays(rng, (n,), np.float32)
+        r1 = evaluate("a*b + c*d - e", **first)
+        second = _arrays(rng, (n,), np.float32)
+        out = np.empty(n, np.float32)
+        r2 = evaluate("a*b + c*d - e", out=out, **second)
+        assert r2 is out
+        assert_bitwise(r2, second["a"] * second["b"] + second["c"] * second["d"] - second["e"])
+        assert_bitwise(r1, first["a"] * first["b"] + first["c"] * first["d"] - first["e"])
+
+
+def test_cached_layout_does_not_admit_other_dtypes_or_layouts():
+    a = np.arange(6, dtype=np.float32)
+    evaluate("a * 2", a=a)
+    with pytest.raises(TypeError, match=">f4"):
+        evaluate("a * 2", a=a.astype(">f4"))
+    f64 = np.arange(6, dtype=np.float64)
+    assert evaluate("a * 2", a=f64).dtype == np.float64
+    m = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert_bitwise(evaluate("a - 1", a=m), m - 1)
+    assert_bitwise(evaluate("a - 1", a=m.T), m.T - 1)          # same shape class, new strides
+    assert_bitwise(evaluate("a - 1", a=m[:, ::2]), m[:, ::2] - 1)
+    with pytest.raises(ValueError, match="read-only"):
+        ro = np.empty(6, np.float32)
+        ro.flags.writeable = False
+        evaluate("a * 2", a=a, out=ro)
+    with pytest.raises(ValueError, match="out has shape"):
+        evaluate("a * 2", a=a, out=np.empty(5, np.float32))
+
+
+def test_out_aliasing_an_input_after_caching():
+    rng = np.random.default_rng(8)
+    v = _arrays(rng, (50_000,), np.float32, "abc")
+    want = v["a"] * v["b"] + v["c"]
+    evaluate("a*b + c", out=np.empty(50_000, np.float32), **v)   # cached without aliasing
+    a = v["a"].copy()
+    v["a"] = a
+    evaluate("a*b + c", out=a, **v)
+    assert_bitwise(a, want)
+
+
+def test_concurrent_calls_with_one_layout():
+    """Threads evaluating the same expression and layout must not share one compiled
+    graph (an entry is taken out of the cache while it runs)."""
+    import threading
+    rng = np.random.default_rng(9)
+    sets = [_arrays(rng, (30_000,), np.float32, "ab") for _ in range(8)]
+    errors = []
+
+    def work(v):
+        want = v["a"] * v["b"] - v["a"]
+        for _ in range(50):
+            got = evaluate("a*b - a", n_threads=1, **v)
+            if not np.array_equal(got, want):
+                errors.append("mismatch")
+                return
+
+    threads = [threading.Thread(target=work, args=(v,)) for v in sets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
