@@ -484,6 +484,13 @@ cdef class Plan:
         return [(self.p.steps[s].node, self.p.steps[s].count) for s in range(self.p.n_steps)
                 if self.p.steps[s].kind == STEP_FUSED]
 
+    @property
+    def machine_groups(self):
+        """The fused groups that run on the accumulator machine (plain float arithmetic
+        along rows, csrc/fused_vm.h), as (first node index, node count)."""
+        return [(self.p.steps[s].node, self.p.steps[s].count) for s in range(self.p.n_steps)
+                if self.p.steps[s].kind == STEP_FUSED and self.p.steps[s].group.vm]
+
     def __repr__(self):
         return (f"Plan(n_threads={self.p.n_threads}, work_size={self.p.work_size}, "
                 f"n_nodes={self.p.n_nodes}, fused_groups={len(self.fused_groups)})")

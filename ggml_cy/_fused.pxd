@@ -53,6 +53,8 @@ ctypedef struct fuse_group:
     int64_t n_blocks
     size_t scratch_bytes     # bytes of one scratch block (block elements x 8, padded)
     int vm                   # 1: plain float arithmetic, run by the accumulator machine
+    int64_t head             # machine groups: elements of a short first block per row
+                             # that brings a streamed output to a 32-byte boundary
     vm_prog prog             # its program (fused_vm.h)
     fuse_slot slots[64]      # FUSE_MAX_SLOTS
 

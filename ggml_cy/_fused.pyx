@@ -290,7 +290,36 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
                 g.n_scratch += 1
     # 7. plain float arithmetic along rows runs in the accumulator machine
     g.vm = use_vm and g.split0 and build_program(g) == 0
+    g.head = 0
+    if g.vm:
+        set_head(g)
     return n
+
+
+cdef void set_head(fuse_group * g) noexcept nogil:
+    """Machine groups with a streamed output: when every row of it starts at the same
+    offset from a 32-byte boundary, rows are cut as [0, head) and then whole blocks from
+    that boundary on, so that only the first and last block of a row have loose ends
+    (which the machine runs through its slower staging path)."""
+    cdef int s, d
+    cdef int64_t es = ggml_type_size(g.slots[0].t.type)
+    cdef uintptr_t addr
+    for s in range(g.n_nodes):
+        if not g.slots[s].stream:
+            continue
+        for d in range(1, 4):
+            if g.ne[d] > 1 and g.slots[s].nb[d] % 32 != 0:
+                return
+        addr = <uintptr_t> g.slots[s].data
+        if addr % es:
+            return
+        g.head = ((32 - (addr & 31)) & 31) // es
+        if g.head >= g.ne[0]:
+            g.head = 0
+        if g.head:
+            g.blocks_per_run = 1 + (g.ne[0] - g.head + g.block - 1) // g.block
+            g.n_blocks = g.blocks_per_run * g.ne[1] * g.ne[2] * g.ne[3]
+        return
 
 
 cdef int build_program(fuse_group * g) noexcept nogil:
@@ -359,9 +388,13 @@ cdef void run_program(const fuse_group * g, char * work, int ith, int nth) noexc
     for b in range(b0, b1):
         run = b // g.blocks_per_run
         i0 = (b - run * g.blocks_per_run) * g.block
-        n0 = g.ne[0] - i0
-        if n0 > g.block:
+        if g.head:      # [0, head), then whole blocks from the aligned element on
+            i0 = 0 if i0 == 0 else g.head + i0 - g.block
+            n0 = g.head if i0 == 0 else g.block
+        else:
             n0 = g.block
+        if n0 > g.ne[0] - i0:
+            n0 = g.ne[0] - i0
         i1 = run % g.ne[1]
         i2 = (run // g.ne[1]) % g.ne[2]
         i3 = (run // g.ne[1]) // g.ne[2]
