@@ -6,7 +6,9 @@
 # every node of the group through the kernel layer's compute_forward on block-sized
 # descriptors. Intermediates that nothing outside the group reads live in per-thread,
 # cache-sized scratch and never reach memory. Each element goes through the same kernel
-# code as in the unfused graph, so the results are bitwise equal.
+# code as in the unfused graph, so the results are bitwise equal. Groups of plain float
+# arithmetic along rows run instead on the accumulator machine of csrc/fused_vm.h (a
+# program compiled at plan time, the running value in vector registers).
 from libc.stdint cimport int64_t
 from ggml_cy._core cimport ggml_tensor
 

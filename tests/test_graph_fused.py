@@ -144,7 +144,7 @@ def test_inplace_and_views_are_not_fused_across():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [1, 127, 129, 8191, 8193, 70_001])
 def test_chunk_loops_bitwise_with_special_values(dtype, n):
-    """Plain arithmetic groups run in chunk loops; with NaN, inf, signed zeros and
+    """Plain arithmetic groups run on the accumulator machine; with NaN, inf, signed zeros and
     subnormals the bits equal the unfused kernels' (maximum/minimum NaN and tie rules
     included). Only the payload of a NaN made from two NaNs may differ: which operand's
     payload x86 keeps depends on the operand order the compiler picks (numpy's too)."""
@@ -182,7 +182,7 @@ def test_large_outputs_streamed_equal():
     ctx = Context(256 << 20)
     ta, tb, tc = ctx.tensor_from(a), ctx.tensor_from(b), ctx.tensor_from(c)
     r = ctx.sub(ctx.mul(ta, tb), tc)
-    r2 = ctx.tanh(ctx.add(ta, tc))          # not chunk-loop arithmetic: block path
+    r2 = ctx.tanh(ctx.add(ta, tc))          # not machine arithmetic: block path
     g = ctx.new_graph()
     g.build_forward_expand(r)
     g.build_forward_expand(r2)
