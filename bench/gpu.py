@@ -305,10 +305,6 @@ def run(opts, json_path, argv=None, out=None):
     from bench import _libs
     gc, load_note = _libs.load_ggml_cy()
     torch = _libs.load_optional("torch")
-    try:
-        import ggml_cy.cuda  # noqa: F401  (sets gc.cuda for the device check)
-    except ImportError:
-        pass
     reason = gf.no_device_reason(gc, torch)
     if reason is not None:
         print(f"bench gpu: skipped: {reason}", file=out, flush=True)

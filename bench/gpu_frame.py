@@ -8,6 +8,7 @@ latency is amortized; the harness batches until a sample lasts >= min_sample_s.
 """
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 
@@ -25,9 +26,11 @@ def no_device_reason(gc, torch):
         return "torch is not installed (the GPU bench compares against torch)"
     if not torch.cuda.is_available():
         return "torch sees no CUDA device"
-    cuda = getattr(gc, "cuda", None)
-    if cuda is None:
-        return "ggml_cy.cuda is not available (built without nvcc?)"
+    try:
+        # a submodule: an attribute of the package only once something imported it
+        cuda = importlib.import_module(gc.__name__ + ".cuda")
+    except ImportError as exc:
+        return f"ggml_cy.cuda is not available ({exc})"
     try:
         if not cuda.is_available():
             return "ggml_cy.cuda.is_available() is False"

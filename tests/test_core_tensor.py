@@ -159,13 +159,16 @@ def test_repr(ctx):
 def test_op_name_hook():
     assert _core.op_name(0) == "NONE"
     assert _core.op_name(9999) == "OP9999"
+    previous = _core._op_namer          # the kernel layer's, when it is loaded
     try:
         _core.set_op_namer(lambda op: "ADD" if op == 4 else "?")
         assert _core.op_name(4) == "ADD" and _core.op_name(0) == "NONE"
     finally:
-        _core.set_op_namer(None)
+        _core.set_op_namer(previous)
+    assert _core._op_namer is previous
     with pytest.raises(TypeError):
         _core.set_op_namer(3)
+    assert _core._op_namer is previous
 
 
 def test_flags_of_permuted_and_transposed(ctx):
