@@ -247,7 +247,7 @@ _KEEP_SCRATCH_BYTES = 2 << 20
 
 class _Compiled:
     __slots__ = ("ctx", "graph", "tensors", "names", "keep", "scratch", "scratch_bytes",
-                 "scratch_buf", "result")
+                 "scratch_buf", "result", "plan", "plan_threads")
 
     def __init__(self, ctx, graph, tensors, names, keep, scratch):
         self.ctx, self.graph, self.tensors = ctx, graph, tensors
@@ -255,6 +255,8 @@ class _Compiled:
         self.scratch = scratch            # [(node, byte offset)] in one scratch buffer
         self.scratch_bytes = sum(n.nbytes for n, _ in scratch) + 64 * len(scratch)
         self.scratch_buf = None
+        self.plan = None                  # the last plan, valid while no pointer moves
+        self.plan_threads = 0
 
 
 def _compile(tree, inputs, cshape, strides, dtype, nb_out, result):
@@ -289,18 +291,20 @@ def _compile(tree, inputs, cshape, strides, dtype, nb_out, result):
 def _scratch_buffer(compiled):
     """Memory for the nodes that are not inputs or the result (one buffer, 64-byte
     aligned pieces): pages the fused executor never writes (its intermediates stay in
-    cache) cost nothing. Returns the buffer, which the caller keeps alive."""
+    cache) cost nothing. Returns (the buffer, which the caller keeps alive, and whether
+    the nodes were just pointed at new memory)."""
     if not compiled.scratch:
-        return None
+        return None, False
     buf = compiled.scratch_buf
-    if buf is None:
-        buf = _aligned_empty((compiled.scratch_bytes,), np.uint8)
-        if compiled.scratch_bytes <= _KEEP_SCRATCH_BYTES:
-            compiled.scratch_buf = buf
-        base = buf.ctypes.data
-        for node, offset in compiled.scratch:
-            _graph.place_tensor(node, base + offset, 0)
-    return buf
+    if buf is not None:
+        return buf, False
+    buf = _aligned_empty((compiled.scratch_bytes,), np.uint8)
+    if compiled.scratch_bytes <= _KEEP_SCRATCH_BYTES:
+        compiled.scratch_buf = buf
+    base = buf.ctypes.data
+    for node, offset in compiled.scratch:
+        _graph.place_tensor(node, base + offset, 0)
+    return buf, True
 
 
 def _layout_key(expr, out, arrays):
@@ -322,10 +326,15 @@ def _layout_key(expr, out, arrays):
 
 
 def _run(compiled, arrays, result, n_threads, key):
-    """Points the compiled graph at this call's arrays, computes, and files the entry."""
-    _graph.rebind(compiled.tensors, [arrays[n] for n in compiled.names] + [result])
-    buf = _scratch_buffer(compiled)
-    compiled.graph.compute(n_threads)
+    """Points the compiled graph at this call's arrays, computes, and files the entry. The
+    plan (fused groups hold data pointers and were checked for overlap at those
+    addresses) is made again only when a pointer or the thread count changed."""
+    moved = _graph.rebind(compiled.tensors, [arrays[n] for n in compiled.names] + [result])
+    buf, placed = _scratch_buffer(compiled)
+    if moved or placed or compiled.plan is None or compiled.plan_threads != n_threads:
+        compiled.plan = compiled.graph.plan(n_threads)
+        compiled.plan_threads = n_threads
+    compiled.graph.compute(n_threads, plan=compiled.plan)
     del buf
     if len(_PLAN_CACHE) >= _PLAN_CACHE_SIZE:
         _PLAN_CACHE.pop(next(iter(_PLAN_CACHE)), None)

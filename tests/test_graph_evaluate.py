@@ -233,3 +233,18 @@ def test_concurrent_calls_with_one_layout():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_same_arrays_new_contents_and_thread_counts():
+    """Same arrays again (the plan is reused: nothing moved): the new contents count, for
+    any thread count, including an out that later aliases an input."""
+    rng = np.random.default_rng(12)
+    v = _arrays(rng, (40_000,), np.float32, "abc")
+    out = np.empty(40_000, np.float32)
+    for step, nt in enumerate((1, 2, 2, 3, 1)):
+        v["a"][:] = rng.standard_normal(40_000).astype(np.float32) + step
+        evaluate("a*b - c/a", out=out, n_threads=nt, **v)
+        assert_bitwise(out, v["a"] * v["b"] - v["c"] / v["a"])
+    want = v["a"] * v["b"] - v["c"] / v["a"]
+    evaluate("a*b - c/a", out=v["c"], **v)                 # out now aliases c
+    assert_bitwise(v["c"], want)
