@@ -82,7 +82,7 @@ static void VM_FN(vm_blocks)(const vm_prog * p, char ** ptr, const int * mem, in
 
 /* m (< one block) elements through the vector machine: the inputs' elements are copied
  * into staging tiles padded with ones (harmless operands: no NaN, no denormal), one block
- * runs there, and the outputs' m elements are copied back. Output staging tiles sit 4
+ * runs there, and the outputs' m elements are copied back. Output staging tiles sit 8
  * bytes past a 32-byte boundary, so STREAM stores plainly there (the copy-out reads
  * them back at once). Heads before a streamed output's alignment and block tails. */
 static void VM_FN(vm_partial)(const vm_prog * p, char ** ptr, const int * mem, int n_mem,
@@ -95,7 +95,7 @@ static void VM_FN(vm_partial)(const vm_prog * p, char ** ptr, const int * mem, i
         VM_T * t = (VM_T *)(stage + (size_t)k * VM_STAGE_BYTES);
         real[k] = ptr[s];
         if (s < p->n_nodes) {
-            t = (VM_T *)((char *)t + 4);
+            t = (VM_T *)((char *)t + 8);
         } else {
             memcpy(t, real[k], (size_t)m * sizeof(VM_T));
             for (e = m; e < VM_R * VM_W; e++) t[e] = (VM_T)1;
