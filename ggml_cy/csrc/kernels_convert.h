@@ -23,20 +23,33 @@ static inline uint32_t kern_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); r
 static inline float kern_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint64_t kern_f64_bits(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
 
-/* Floating-point exception flags. The kernels compute with SSE/AVX only, so on x86 the
- * flags live in MXCSR, whose flag bits equal glibc's FE_* values (IE=1 ZE=4 OE=8 UE=16
+/* Floating-point exception flags. The kernels compute with SSE/AVX, so on x86 the flags
+ * they raise live in MXCSR, whose flag bits equal glibc's FE_* values (IE=1 ZE=4 OE=8 UE=16
  * PE=32): reading and writing MXCSR directly costs a few cycles where
- * feclearexcept/fetestexcept also save and restore the x87 environment (~100 ns). */
+ * feclearexcept/fetestexcept also save and restore the x87 environment (~100 ns).
+ * But libm may compute on the x87 unit, whose status word holds the same bits: glibc 2.39
+ * (Ubuntu 24.04) computes fmod, fmodf and remainder with fprem/fprem1, so fmod(inf, 1) sets
+ * "invalid" in the x87 status word and leaves MXCSR alone (glibc 2.36 raises it in MXCSR).
+ * numpy reads both (fetestexcept), so these do too (fnstsw: ~6 ns on Zen 3, twice a call). */
 #if defined(__SSE__) && (defined(__x86_64__) || defined(__i386__)) && \
     FE_INVALID == 1 && FE_DIVBYZERO == 4 && FE_OVERFLOW == 8 && FE_UNDERFLOW == 16
+static inline unsigned kern_x87_status(void) {
+    unsigned short sw;
+    __asm__ volatile ("fnstsw %0" : "=a" (sw));
+    return sw;
+}
 static inline void kern_raise(int flags) { _mm_setcsr(_mm_getcsr() | (unsigned)(flags & 0x3f)); }
-/* Clears the flags numpy reports (not "inexact", raised by most arithmetic), writing MXCSR
- * only when one is set: ldmxcsr costs more than the rest of a small call. */
+/* Clears the flags numpy reports (not "inexact", raised by most arithmetic) in MXCSR and in
+ * the x87 status word, writing each only when one is set: ldmxcsr costs more than the rest
+ * of a small call. */
 static inline void kern_fe_clear(void) {
     unsigned csr = _mm_getcsr();
     if (csr & 0x1du) _mm_setcsr(csr & ~0x1du);
+    if (kern_x87_status() & 0x1du) __asm__ volatile ("fnclex");
 }
-static inline int kern_fe_test_all(void) { return (int)(_mm_getcsr() & 0x3fu); }
+static inline int kern_fe_test_all(void) {
+    return (int)((_mm_getcsr() | kern_x87_status()) & 0x3fu);
+}
 #else
 static inline void kern_raise(int flags) { feraiseexcept(flags); }
 static inline void kern_fe_clear(void) { feclearexcept(FE_ALL_EXCEPT); }
