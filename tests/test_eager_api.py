@@ -81,8 +81,10 @@ def test_zero_d_and_empty(name):
     gf, nf = pair(name)
     z = np.array(2.5)
     e = np.zeros((0, 3))
+    # power: numpy's float loop is SVML's pow on AVX-512 machines, within 1 ulp of libm's
+    ulp = 2 if name == "power" else 0
     with np.errstate(all="ignore"):
-        assert_same_outcome(lambda: gf(z, z), lambda: nf(z, z))
+        assert_same_outcome(lambda: gf(z, z), lambda: nf(z, z), ulp)
         assert_same_outcome(lambda: gf(e, np.ones(3)), lambda: nf(e, np.ones(3)))
         assert_same_outcome(lambda: gf(e, z), lambda: nf(e, z))
 

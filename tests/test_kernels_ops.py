@@ -112,7 +112,64 @@ def test_binary_matches_numpy(name, f, dt, layout):
     out = np.empty(ref.shape, ref.dtype)
     assert K.op_supported_py(name, out.dtype, a.dtype, b.dtype)
     K._apply(name, out, a, b)
-    assert bits_equal(out, ref), (a, b, out, ref)
+    if name == "POW" and out.dtype.kind == "f":
+        # numpy's float power is libm's pow on AVX2 machines but SVML's on AVX-512 ones
+        # (AVX512_SKX dispatch), within 1 ulp of libm's: power is held to 2 ulp
+        assert ulp_diff(out, ref) <= 2, (a, b, out, ref)
+        assert np.array_equal(np.isnan(out), np.isnan(ref))
+    else:
+        assert bits_equal(out, ref), (a, b, out, ref)
+
+
+# The flags numpy's SVML power raises where libm's pow does not (csrc/kernels_elem.h,
+# KERN_POW_*): x, y, warning category, dtypes it applies to.
+POW_RULE_CASES = [
+    (0.0, -np.inf, "divide", K.POW_DIVZERO_NEGINF, [np.float32, np.float64]),
+    (-0.0, -np.inf, "divide", K.POW_DIVZERO_NEGINF, [np.float32, np.float64]),
+    (-(2.0 ** 64), np.inf, "over", K.POW_OVERFLOW_INF, [np.float32]),
+    (2.0 ** 600, np.inf, "over", K.POW_OVERFLOW_INF, [np.float64]),
+    (2.0 ** -140, 1.0, "under", K.POW_UNDERFLOW_TINY, [np.float32]),
+    (2.0 ** -70, 2.0, "under", K.POW_UNDERFLOW_TINY, [np.float32]),
+]
+
+
+def _pow_raises(x, y, dt, kind, fn):
+    """Whether fn(x, y) (three elements: x, y first) raises the flag `kind` in dtype dt."""
+    with np.errstate(all="ignore"):
+        a, b = np.array([x, 1.0, 2.0], dt), np.array([y, 1.0, 2.0], dt)
+    with np.errstate(all="ignore", **{kind: "raise"}):
+        try:
+            fn(a, b)
+        except FloatingPointError:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("case", POW_RULE_CASES, ids=lambda c: f"{c[0]}**{c[1]}")
+def test_power_rules_follow_numpy(case):
+    """With the rules probed at import, power raises numpy's flags on this machine."""
+    import ggml_cy
+    x, y, kind, bit, dts = case
+    for dt in dts:
+        assert _pow_raises(x, y, dt, kind, ggml_cy.power) == \
+            _pow_raises(x, y, dt, kind, np.power), (np.dtype(dt).name, K.power_rules())
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("case", POW_RULE_CASES, ids=lambda c: f"{c[0]}**{c[1]}")
+def test_power_rules_forced(case, dt):
+    """A KERN_POW_* rule, when set, raises its flag in the float32/float64 rows it is meant
+    for, and nowhere else (not in float16: numpy's float16 power is powf on every CPU)."""
+    import ggml_cy
+    x, y, kind, bit, dts = case
+    old = K._set_power_rules(0, 0)
+    try:
+        off = _pow_raises(x, y, dt, kind, ggml_cy.power)
+        K._set_power_rules(bit, bit)
+        on = _pow_raises(x, y, dt, kind, ggml_cy.power)
+    finally:
+        K._set_power_rules(*old)
+    assert on == (off or dt in dts)
 
 
 def test_binary_unsupported_types_refused():

@@ -12,6 +12,8 @@
  *  - floor_divide/remainder on floats: numpy's npy_divmod (fmod, sign fix-up, quotient
  *    snapped to an integer), flags raised like npy_floor_divide;
  *  - integer //, %, fmod by zero: 0 and FE_DIVBYZERO; MIN // -1: MIN and FE_OVERFLOW;
+ *  - power on floats: libm's pow, plus the flags numpy's own loop raises where libm's pow
+ *    does not (KERN_POW_*, probed once at import: numpy's AVX-512 loop is SVML's pow);
  *  - sign(NaN) = NaN (same bits), sign(-0.0) = +0.0;
  *  - integer +, -, *, negative, abs, square wrap around (computed unsigned: no C UB).
  * Comparisons inside helpers use the quiet forms (isless, ...) so that a NaN operand
@@ -20,6 +22,7 @@
 #define GGML_CY_KERNELS_ELEM_H
 
 #include <math.h>
+#include <float.h>
 #include <stdint.h>
 #include <fenv.h>
 #include "kernels_convert.h"
@@ -36,8 +39,23 @@
 #define KERN_PARAM_F64_SLOT 4
 #define KERN_PARAM_F64_FLAG_SLOT 8
 
+/* Float power flags. On a CPU with AVX-512 (numpy's AVX512_SKX dispatch) numpy computes
+ * float32/float64 power with SVML's pow, which raises a few flags glibc's pow does not
+ * (measured on numpy 2.5.2, Xeon with AVX-512; numpy's AVX2 and baseline loops call libm
+ * and raise none of these). Its values are within 1 ulp of glibc's, inside the 2 ulp that
+ * power is held to, but its warnings are part of numpy's answer. _kernels probes numpy once
+ * at import and passes the rule bits of each type to the power rows (kparams.pow_rule):
+ *   KERN_POW_DIVZERO_NEGINF  pow(+-0, -inf) = inf: "divide by zero";
+ *   KERN_POW_OVERFLOW_INF    pow(x, +inf) = inf with x finite and x*x overflowing
+ *                            (|x| >= 2^64 in float32, 2^512 in float64): "overflow";
+ *   KERN_POW_UNDERFLOW_TINY  a nonzero subnormal result, even an exact one: "underflow"
+ *                            (float32 only). */
+#define KERN_POW_DIVZERO_NEGINF 1
+#define KERN_POW_OVERFLOW_INF 2
+#define KERN_POW_UNDERFLOW_TINY 4
+
 /* ------------------------------------------------------------------ floats */
-#define KERN_DEF_FLOAT(tn, T, SFX)                                                        \
+#define KERN_DEF_FLOAT(tn, T, SFX, SQRT_OVF, TMIN)                                      \
 static inline T kern_add_##tn(T x, T y) { return x + y; }                               \
 static inline T kern_sub_##tn(T x, T y) { return x - y; }                               \
 static inline T kern_mul_##tn(T x, T y) { return x * y; }                               \
@@ -78,7 +96,20 @@ static inline T kern_max_##tn(T x, T y) { return (x > y || x != x) ? x : y; }   
 static inline T kern_min_##tn(T x, T y) { return (x < y || x != x) ? x : y; }           \
 static inline T kern_fmax_##tn(T x, T y) { return (x > y || y != y) ? x : y; }          \
 static inline T kern_fmin_##tn(T x, T y) { return (x < y || y != y) ? x : y; }          \
-static inline T kern_pow_##tn(T x, T y, int * status) { (void)status; return pow##SFX(x, y); } \
+static inline T kern_pow_##tn(T x, T y, int rule, int * status) {                       \
+    (void)status;                                                                       \
+    T r = pow##SFX(x, y);                                                               \
+    if (rule) {                                                                         \
+        if ((rule & KERN_POW_DIVZERO_NEGINF) && x == 0 && y == -(T)INFINITY)            \
+            kern_raise(FE_DIVBYZERO);                                                   \
+        if ((rule & KERN_POW_OVERFLOW_INF) && y == (T)INFINITY && isfinite(x)           \
+            && isgreaterequal(fabs##SFX(x), SQRT_OVF))                                  \
+            kern_raise(FE_OVERFLOW);                                                    \
+        if ((rule & KERN_POW_UNDERFLOW_TINY) && r != 0 && isless(fabs##SFX(r), TMIN))   \
+            kern_raise(FE_UNDERFLOW);                                                   \
+    }                                                                                   \
+    return r;                                                                           \
+}                                                                                       \
 static inline T kern_prelu_##tn(T x, T s) { return x > 0 ? x : s * x; }                 \
 static inline T kern_neg_##tn(T x) { return -x; }                                       \
 static inline T kern_abs_##tn(T x) { return fabs##SFX(x); }                             \
@@ -120,8 +151,8 @@ static inline T kern_step_##tn(T x) { return x > 0 ? (T)1 : (x != x ? x : (T)0);
 static inline T kern_clamp_##tn(T x, T lo, T hi) { return kern_min_##tn(kern_max_##tn(x, lo), hi); } \
 static inline T kern_scale_##tn(T x, T s) { return x * s; }
 
-KERN_DEF_FLOAT(f32, float, f)
-KERN_DEF_FLOAT(f64, double, )
+KERN_DEF_FLOAT(f32, float, f, 0x1p64f, FLT_MIN)
+KERN_DEF_FLOAT(f64, double, , 0x1p512, DBL_MIN)
 
 /* float16 maximum/minimum/fmax/fmin: numpy's half loops are scalar and keep the FIRST
  * operand on ties (maximum(+0, -0) = +0 in float16, -0 in float32/float64). Computed on
@@ -180,7 +211,8 @@ static inline T kern_max_##tn(T x, T y) { return x > y ? x : y; }               
 static inline T kern_min_##tn(T x, T y) { return x < y ? x : y; }                       \
 static inline T kern_fmax_##tn(T x, T y) { return x > y ? x : y; }                      \
 static inline T kern_fmin_##tn(T x, T y) { return x < y ? x : y; }                      \
-static inline T kern_pow_##tn(T x, T y, int * status) {                                 \
+static inline T kern_pow_##tn(T x, T y, int rule, int * status) {                       \
+    (void)rule;                                                                         \
     if (y < 0) { *status |= KERN_STATUS_NEG_INT_POWER; return 0; }                      \
     UT base = (UT)x, out = 1;                                                           \
     while (y) {                                                                         \
