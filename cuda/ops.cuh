@@ -154,10 +154,12 @@ template <int OP, typename C> __device__ __forceinline__ auto bin_op(C a, C b) {
             C m; np_divmod(a, b, &m); return m;
         }
         else if constexpr (OP == GGML_OP_FMOD) return m_fmod(a, b);
-        else if constexpr (OP == GGML_OP_MAX) return (a >= b || a != a) ? a : b;
-        else if constexpr (OP == GGML_OP_MIN) return (a <= b || a != a) ? a : b;
-        else if constexpr (OP == GGML_OP_FMAX) return (a >= b || b != b) ? a : b;
-        else if constexpr (OP == GGML_OP_FMIN) return (a <= b || b != b) ? a : b;
+        // numpy's float32/float64 loops: the SECOND operand on ties (maximum(+0, -0) = -0);
+        // float16 keeps the first (bin_elem routes it to bin_op_h16)
+        else if constexpr (OP == GGML_OP_MAX) return (a > b || a != a) ? a : b;
+        else if constexpr (OP == GGML_OP_MIN) return (a < b || a != a) ? a : b;
+        else if constexpr (OP == GGML_OP_FMAX) return (a > b || b != b) ? a : b;
+        else if constexpr (OP == GGML_OP_FMIN) return (a < b || b != b) ? a : b;
         else if constexpr (OP == GGML_OP_POW) return m_pow(a, b);
         else if constexpr (OP == GGML_OP_PRELU) return a > C(0) ? a : m_mul(b, a);
         else return C(0);
@@ -177,8 +179,21 @@ template <int OP, typename C> __device__ __forceinline__ auto bin_op(C a, C b) {
 }
 
 // Element in, element out: loads widen to the compute type, the result narrows to TD.
+// float16 maximum/minimum/fmax/fmin: numpy's half loops are scalar and keep the FIRST
+// operand on ties (maximum(+0, -0) = +0), as the CPU kernels' "h16" rows do.
+template <int OP> __device__ __forceinline__ float bin_op_h16(float a, float b) {
+    if constexpr (OP == GGML_OP_MAX) return (a >= b || a != a) ? a : b;
+    else if constexpr (OP == GGML_OP_MIN) return (a <= b || a != a) ? a : b;
+    else if constexpr (OP == GGML_OP_FMAX) return (a >= b || b != b) ? a : b;
+    else return (a <= b || b != b) ? a : b;   // FMIN
+}
+
 template <int OP, typename T, typename TD> __device__ __forceinline__ TD bin_elem(T x, T y) {
-    return convert<TD>(bin_op<OP>(up(x), up(y)));
+    if constexpr (std::is_same_v<T, half> && (OP == GGML_OP_MAX || OP == GGML_OP_MIN ||
+                                              OP == GGML_OP_FMAX || OP == GGML_OP_FMIN))
+        return convert<TD>(bin_op_h16<OP>(up(x), up(y)));
+    else
+        return convert<TD>(bin_op<OP>(up(x), up(y)));
 }
 
 // The op chosen at run time (general/strided kernels, where index math dominates anyway).

@@ -106,6 +106,27 @@ def test_binary_matches_cpu(name, dtype, layout):
     assert_same(got.numpy(), want)
 
 
+@pytest.mark.parametrize("layout", ["same", "inner", "tail", "big_inner"])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+def test_max_min_special_values_match_cpu(name, dtype, layout):
+    """Signed zeros, NaN and inf in every pairing: the CPU kernels' rules, which are
+    numpy's (float32/float64 maximum(+0, -0) = -0, the second operand; float16 keeps the
+    first), on every kernel path (contiguous fast path, broadcasts, the general kernel)."""
+    sa, sb = LAYOUTS[layout]
+    special = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, -1.0], dtype)
+    a = np.resize(np.repeat(special, len(special)), sa).astype(dtype)
+    b = np.resize(np.tile(special, len(special)), sb).astype(dtype)
+    for x, y in ((a, b), (b, a)):
+        want = cpu(name, x, y)
+        if name in ("maximum", "minimum"):
+            # the CPU rule is numpy's (fmax/fmin: numpy's own SIMD body and scalar tail
+            # disagree on ties of signed zeros; the CPU follows the body)
+            assert_same(want, getattr(np, name)(x, y))
+        got = getattr(ggml_cy, name)(gcuda.asarray(x), gcuda.asarray(y))
+        assert_same(got.numpy(), want)
+
+
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "maximum", "minimum",
                                   "less", "equal"])
 @pytest.mark.parametrize("layout", ["same", "inner", "channel", "tail", "big_inner"])
