@@ -73,6 +73,35 @@ template <typename T> __device__ __forceinline__ calc_t<T> up(T x) { return x; }
 template <> __device__ __forceinline__ float up<half>(half x) { return __half2float(x); }
 template <> __device__ __forceinline__ float up<bf16>(bf16 x) { return __bfloat162float(x); }
 
+// NaN into a half type as the CPU converts it (numpy's rule): sign and the top payload bits
+// kept, quiet (CUDA's intrinsics return one canonical NaN).
+template <typename S> __device__ __forceinline__ half nan_to_half(S x) {
+    if constexpr (std::is_same_v<S, half>) {
+        return x;
+    } else if constexpr (std::is_same_v<S, double>) {
+        const unsigned long long u = (unsigned long long)__double_as_longlong(x);
+        return __ushort_as_half((unsigned short)(((u >> 48) & 0x8000u) | 0x7e00u |
+                                                 ((u >> 42) & 0x3ffu)));
+    } else {
+        const unsigned u = __float_as_uint((float)up(x));
+        return __ushort_as_half((unsigned short)(((u >> 16) & 0x8000u) | 0x7e00u |
+                                                 ((u >> 13) & 0x3ffu)));
+    }
+}
+template <typename S> __device__ __forceinline__ bf16 nan_to_bf16(S x) {
+    if constexpr (std::is_same_v<S, bf16>) {
+        return x;
+    } else {
+        // float64 goes through float32 as on the CPU (kern_d2bf), which keeps a NaN's sign
+        // and top payload bits
+        const float f = std::is_same_v<S, double> ? __uint_as_float(
+            (unsigned)(((unsigned long long)__double_as_longlong((double)x) >> 32) & 0x80000000u) |
+            0x7fc00000u | (unsigned)(((unsigned long long)__double_as_longlong((double)x) >> 29)
+                                     & 0x3fffffu)) : (float)up(x);
+        return __ushort_as_bfloat16((unsigned short)((__float_as_uint(f) >> 16) | 0x40u));
+    }
+}
+
 // Conversion between any two element types (casts, as numpy's astype: float -> int truncates,
 // any -> bool is != 0, float -> half types round to nearest even).
 template <typename D, typename S> __device__ __forceinline__ D convert(S x) {
@@ -81,9 +110,11 @@ template <typename D, typename S> __device__ __forceinline__ D convert(S x) {
     } else if constexpr (std::is_same_v<D, bool>) {
         return up(x) != calc_t<S>(0);
     } else if constexpr (std::is_same_v<D, half>) {
+        if (up(x) != up(x)) return nan_to_half(x);
         if constexpr (std::is_same_v<S, double>) return __double2half(x);
         else return __float2half_rn((float)up(x));
     } else if constexpr (std::is_same_v<D, bf16>) {
+        if (up(x) != up(x)) return nan_to_bf16(x);
         if constexpr (std::is_same_v<S, double>) return __double2bfloat16(x);
         else return __float2bfloat16_rn((float)up(x));
     } else {

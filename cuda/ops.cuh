@@ -15,9 +15,10 @@ __host__ __device__ constexpr bool op_is_binary(int op) {
 __host__ __device__ constexpr bool op_gives_bool(int op) {   // logical / relational
     return op >= GGML_OP_LOGICAL_AND && op <= GGML_OP_LE;
 }
+// Bitwise commutative for every type: the kernels may swap such operands. Not maximum/
+// minimum/fmax/fmin: on ties of signed zeros numpy picks a particular operand.
 __host__ __device__ constexpr bool op_is_commutative(int op) {
-    return op == GGML_OP_ADD || op == GGML_OP_MUL || op == GGML_OP_MAX || op == GGML_OP_MIN ||
-           op == GGML_OP_FMAX || op == GGML_OP_FMIN || op == GGML_OP_LOGICAL_AND ||
+    return op == GGML_OP_ADD || op == GGML_OP_MUL || op == GGML_OP_LOGICAL_AND ||
            op == GGML_OP_LOGICAL_OR || op == GGML_OP_LOGICAL_XOR || op == GGML_OP_EQ ||
            op == GGML_OP_NE;
 }
@@ -46,14 +47,31 @@ __device__ __forceinline__ float  m_copysign(float a, float b)   { return copysi
 __device__ __forceinline__ double m_copysign(double a, double b) { return copysign(a, b); }
 __device__ __forceinline__ float  m_pow(float a, float b)   { return powf(a, b); }
 __device__ __forceinline__ double m_pow(double a, double b) { return pow(a, b); }
-__device__ __forceinline__ float  m_mul(float a, float b)   { return __fmul_rn(a, b); }
-__device__ __forceinline__ double m_mul(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ float  m_add(float a, float b)   { return __fadd_rn(a, b); }
-__device__ __forceinline__ double m_add(double a, double b) { return __dadd_rn(a, b); }
-__device__ __forceinline__ float  m_sub(float a, float b)   { return __fsub_rn(a, b); }
-__device__ __forceinline__ double m_sub(double a, double b) { return __dsub_rn(a, b); }
-__device__ __forceinline__ float  m_div(float a, float b)   { return __fdiv_rn(a, b); }
-__device__ __forceinline__ double m_div(double a, double b) { return __ddiv_rn(a, b); }
+// x86's NaN results, which numpy gives on the CPU: a NaN operand comes back quieted (the
+// first one when both are NaN), an invalid operation (inf - inf, 0 * inf, 0 / 0) gives the
+// "default NaN" with the sign set. CUDA's arithmetic returns one canonical NaN instead, so
+// the four basic operations re-derive the x86 answer when the result is NaN (a branch
+// that memory-bound kernels never feel).
+__device__ __forceinline__ float x86_nan(float r, float a, float b) {
+    if (r == r) return r;
+    if (a != a) return __uint_as_float(__float_as_uint(a) | 0x00400000u);
+    if (b != b) return __uint_as_float(__float_as_uint(b) | 0x00400000u);
+    return __uint_as_float(0xffc00000u);
+}
+__device__ __forceinline__ double x86_nan(double r, double a, double b) {
+    if (r == r) return r;
+    if (a != a) return __longlong_as_double(__double_as_longlong(a) | 0x0008000000000000ll);
+    if (b != b) return __longlong_as_double(__double_as_longlong(b) | 0x0008000000000000ll);
+    return __longlong_as_double((long long)0xfff8000000000000ull);
+}
+__device__ __forceinline__ float  m_mul(float a, float b)   { return x86_nan(__fmul_rn(a, b), a, b); }
+__device__ __forceinline__ double m_mul(double a, double b) { return x86_nan(__dmul_rn(a, b), a, b); }
+__device__ __forceinline__ float  m_add(float a, float b)   { return x86_nan(__fadd_rn(a, b), a, b); }
+__device__ __forceinline__ double m_add(double a, double b) { return x86_nan(__dadd_rn(a, b), a, b); }
+__device__ __forceinline__ float  m_sub(float a, float b)   { return x86_nan(__fsub_rn(a, b), a, b); }
+__device__ __forceinline__ double m_sub(double a, double b) { return x86_nan(__dsub_rn(a, b), a, b); }
+__device__ __forceinline__ float  m_div(float a, float b)   { return x86_nan(__fdiv_rn(a, b), a, b); }
+__device__ __forceinline__ double m_div(double a, double b) { return x86_nan(__ddiv_rn(a, b), a, b); }
 
 // numpy's npy_divmod: floor quotient, remainder with the divisor's sign.
 template <typename C> __device__ __forceinline__ C np_divmod(C a, C b, C * mod_out) {
