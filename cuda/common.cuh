@@ -70,8 +70,18 @@ template <> struct calc<bf16> { using type = float; };
 template <typename T> using calc_t = typename calc<T>::type;
 
 template <typename T> __device__ __forceinline__ calc_t<T> up(T x) { return x; }
-template <> __device__ __forceinline__ float up<half>(half x) { return __half2float(x); }
-template <> __device__ __forceinline__ float up<bf16>(bf16 x) { return __bfloat162float(x); }
+// (NaNs widen with their sign and payload, as numpy's and F16C's conversions do: CUDA's
+// own half -> float conversion returns one canonical NaN)
+template <> __device__ __forceinline__ float up<half>(half x) {
+    const unsigned short h = __half_as_ushort(x);
+    if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu))
+        return __uint_as_float(((unsigned)(h & 0x8000u) << 16) | 0x7f800000u |
+                               ((unsigned)(h & 0x3ffu) << 13));
+    return __half2float(x);
+}
+template <> __device__ __forceinline__ float up<bf16>(bf16 x) {
+    return __uint_as_float((unsigned)__bfloat16_as_ushort(x) << 16);   // exact, NaNs too
+}
 
 // NaN into a half type as the CPU converts it (numpy's rule): sign and the top payload bits
 // kept, quiet (CUDA's intrinsics return one canonical NaN).

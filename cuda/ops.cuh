@@ -206,12 +206,26 @@ template <int OP> __device__ __forceinline__ float bin_op_h16(float a, float b) 
     else return (a <= b || b != b) ? a : b;   // FMIN
 }
 
-template <int OP, typename T, typename TD> __device__ __forceinline__ TD bin_elem(T x, T y) {
+template <int OP, typename T, typename C> __device__ __forceinline__ auto bin_core(C a, C b) {
     if constexpr (std::is_same_v<T, half> && (OP == GGML_OP_MAX || OP == GGML_OP_MIN ||
                                               OP == GGML_OP_FMAX || OP == GGML_OP_FMIN))
-        return convert<TD>(bin_op_h16<OP>(up(x), up(y)));
+        return bin_op_h16<OP>(a, b);
     else
-        return convert<TD>(bin_op<OP>(up(x), up(y)));
+        return bin_op<OP>(a, b);
+}
+
+template <int OP, typename T, typename TD> __device__ __forceinline__ TD bin_elem(T x, T y) {
+    if constexpr (std::is_same_v<T, half>) {
+        // the hardware conversion is exact except for NaN payloads; a NaN result (rare,
+        // and warp-uniform when absent) is computed again from the exact widening
+        auto r = bin_core<OP, T>(__half2float(x), __half2float(y));
+        if constexpr (!std::is_same_v<TD, bool>) {
+            if (r != r) r = bin_core<OP, T>(up(x), up(y));
+        }
+        return convert<TD>(r);
+    } else {
+        return convert<TD>(bin_core<OP, T>(up(x), up(y)));
+    }
 }
 
 // The op chosen at run time (general/strided kernels, where index math dominates anyway).
