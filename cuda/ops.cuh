@@ -64,6 +64,15 @@ __device__ __forceinline__ double x86_nan(double r, double a, double b) {
     if (b != b) return __longlong_as_double(__double_as_longlong(b) | 0x0008000000000000ll);
     return __longlong_as_double((long long)0xfff8000000000000ull);
 }
+// the operations themselves (no contraction into FMAs)
+__device__ __forceinline__ float  a_mul(float a, float b)   { return __fmul_rn(a, b); }
+__device__ __forceinline__ double a_mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float  a_add(float a, float b)   { return __fadd_rn(a, b); }
+__device__ __forceinline__ double a_add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float  a_sub(float a, float b)   { return __fsub_rn(a, b); }
+__device__ __forceinline__ double a_sub(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ float  a_div(float a, float b)   { return __fdiv_rn(a, b); }
+__device__ __forceinline__ double a_div(double a, double b) { return __ddiv_rn(a, b); }
 __device__ __forceinline__ float  m_mul(float a, float b)   { return x86_nan(__fmul_rn(a, b), a, b); }
 __device__ __forceinline__ double m_mul(double a, double b) { return x86_nan(__dmul_rn(a, b), a, b); }
 __device__ __forceinline__ float  m_add(float a, float b)   { return x86_nan(__fadd_rn(a, b), a, b); }
@@ -148,7 +157,8 @@ template <typename C> __device__ __forceinline__ C int_pow(C a, C b) {
 
 // ------------------------------------------------------------------ binary ops
 // bin_op<OP>(a, b) on values of the compute type C (calc_t of the element type).
-template <int OP, typename C> __device__ __forceinline__ auto bin_op(C a, C b) {
+// RAW: + - * / without the x86 NaN fix-up (bin_elem redoes a NaN result exactly).
+template <int OP, bool RAW = false, typename C> __device__ __forceinline__ auto bin_op(C a, C b) {
     if constexpr (OP == GGML_OP_LOGICAL_AND) return (a != C(0)) && (b != C(0));
     else if constexpr (OP == GGML_OP_LOGICAL_OR) return (a != C(0)) || (b != C(0));
     else if constexpr (OP == GGML_OP_LOGICAL_XOR) return (a != C(0)) != (b != C(0));
@@ -162,10 +172,10 @@ template <int OP, typename C> __device__ __forceinline__ auto bin_op(C a, C b) {
         if constexpr (OP == GGML_OP_ADD || OP == GGML_OP_MAX) return a || b;
         else return a && b;   // MUL, MIN
     } else if constexpr (std::is_floating_point_v<C>) {
-        if constexpr (OP == GGML_OP_ADD) return m_add(a, b);
-        else if constexpr (OP == GGML_OP_SUB) return m_sub(a, b);
-        else if constexpr (OP == GGML_OP_MUL) return m_mul(a, b);
-        else if constexpr (OP == GGML_OP_DIV) return m_div(a, b);
+        if constexpr (OP == GGML_OP_ADD) return RAW ? a_add(a, b) : m_add(a, b);
+        else if constexpr (OP == GGML_OP_SUB) return RAW ? a_sub(a, b) : m_sub(a, b);
+        else if constexpr (OP == GGML_OP_MUL) return RAW ? a_mul(a, b) : m_mul(a, b);
+        else if constexpr (OP == GGML_OP_DIV) return RAW ? a_div(a, b) : m_div(a, b);
         else if constexpr (OP == GGML_OP_FLOOR_DIV) { C m; return np_divmod(a, b, &m); }
         else if constexpr (OP == GGML_OP_MOD) {
             if (b == C(0)) return m_fmod(a, b);
@@ -206,25 +216,38 @@ template <int OP> __device__ __forceinline__ float bin_op_h16(float a, float b) 
     else return (a <= b || b != b) ? a : b;   // FMIN
 }
 
-template <int OP, typename T, typename C> __device__ __forceinline__ auto bin_core(C a, C b) {
+template <int OP, typename T, bool RAW, typename C> __device__ __forceinline__ auto bin_core(C a, C b) {
     if constexpr (std::is_same_v<T, half> && (OP == GGML_OP_MAX || OP == GGML_OP_MIN ||
                                               OP == GGML_OP_FMAX || OP == GGML_OP_FMIN))
         return bin_op_h16<OP>(a, b);
     else
-        return bin_op<OP>(a, b);
+        return bin_op<OP, RAW>(a, b);
 }
 
+template <typename T> __device__ __forceinline__ bool is_nan(T x) {
+    if constexpr (std::is_same_v<T, half>) return __hisnan(x);
+    else if constexpr (std::is_same_v<T, bf16>) return __hisnan(x);
+    else if constexpr (std::is_floating_point_v<T>) return x != x;
+    else return false;
+}
+
+// One element: the hardware path (conversions and arithmetic exact for every non-NaN
+// result), then, only when the result is NaN (rare, and warp-uniform when absent), the
+// same element again with the NaN bits x86 and numpy give (x86_nan, exact widening and
+// narrowing of half types). One compare per element on the fast path.
 template <int OP, typename T, typename TD> __device__ __forceinline__ TD bin_elem(T x, T y) {
-    if constexpr (std::is_same_v<T, half>) {
-        // the hardware conversion is exact except for NaN payloads; a NaN result (rare,
-        // and warp-uniform when absent) is computed again from the exact widening
-        auto r = bin_core<OP, T>(__half2float(x), __half2float(y));
-        if constexpr (!std::is_same_v<TD, bool>) {
-            if (r != r) r = bin_core<OP, T>(up(x), up(y));
-        }
-        return convert<TD>(r);
+    if constexpr (is_floating_v<T> && !std::is_same_v<TD, bool>) {
+        TD r;
+        if constexpr (std::is_same_v<T, half>)
+            r = __float2half_rn(bin_core<OP, T, true>(__half2float(x), __half2float(y)));
+        else if constexpr (std::is_same_v<T, bf16>)
+            r = __float2bfloat16_rn(bin_core<OP, T, true>(up(x), up(y)));
+        else
+            r = (TD)bin_core<OP, T, true>(x, y);
+        if (!is_nan(r)) return r;
+        return convert<TD>(bin_core<OP, T, false>(up(x), up(y)));
     } else {
-        return convert<TD>(bin_core<OP, T>(up(x), up(y)));
+        return convert<TD>(bin_core<OP, T, false>(up(x), up(y)));
     }
 }
 
