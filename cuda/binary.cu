@@ -16,6 +16,43 @@ namespace gcy {
 
 template <typename T, int N> struct alignas(sizeof(T) * N) vec_t { T v[N]; };
 
+// One 16-byte vector of results. float16 arithmetic: + - * run as half2 instructions
+// (the float32 operation rounded once to half gives the same value: 24 >= 2*11+2 bits,
+// double rounding is innocuous), and NaN lanes are found afterwards on the packed bits
+// with integer arithmetic; only a vector holding a NaN is redone lane by lane through
+// bin_elem, which gives the NaN bits numpy gives. Other types: bin_elem per lane.
+template <int OP, typename T, typename TD, bool SWAP, int VEC>
+__device__ __forceinline__ vec_t<TD, VEC> bin_vec(const vec_t<T, VEC> & va, const vec_t<T, VEC> & vb) {
+    vec_t<TD, VEC> r;
+    const vec_t<T, VEC> & x = SWAP ? vb : va;
+    const vec_t<T, VEC> & y = SWAP ? va : vb;
+    if constexpr (std::is_same_v<T, half> && std::is_same_v<TD, half> &&
+                  (OP == GGML_OP_ADD || OP == GGML_OP_SUB || OP == GGML_OP_MUL)) {
+        const __half2 * x2 = reinterpret_cast<const __half2 *>(x.v);
+        const __half2 * y2 = reinterpret_cast<const __half2 *>(y.v);
+        __half2 * r2 = reinterpret_cast<__half2 *>(r.v);
+        uint32_t nan_bits = 0;
+#pragma unroll
+        for (int k = 0; k < VEC / 2; k++) {
+            if constexpr (OP == GGML_OP_ADD) r2[k] = __hadd2(x2[k], y2[k]);
+            else if constexpr (OP == GGML_OP_SUB) r2[k] = __hsub2(x2[k], y2[k]);
+            else r2[k] = __hmul2(x2[k], y2[k]);
+            // a half is NaN when its magnitude bits exceed 0x7c00: adding 0x3ff carries
+            // into bit 15 exactly then (and never across the two halves)
+            const uint32_t u = *reinterpret_cast<const uint32_t *>(&r2[k]);
+            nan_bits |= ((u & 0x7fff7fffu) + 0x03ff03ffu) & 0x80008000u;
+        }
+        if (nan_bits) {
+#pragma unroll
+            for (int e = 0; e < VEC; e++) r.v[e] = bin_elem<OP, T, TD>(x.v[e], y.v[e]);
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < VEC; e++) r.v[e] = bin_elem<OP, T, TD>(x.v[e], y.v[e]);
+    }
+    return r;
+}
+
 // ------------------------------------------------------------------ fast path
 // Fast-path modes: operand `a` always has dst's shape; `b` is indexed by the pattern.
 enum { FAST_FLAT = 0, FAST_BCAST = 1, FAST_BCAST_SWAP = 2 };   // SWAP: b is src0
@@ -59,13 +96,7 @@ k_bin_fast(const T * __restrict__ a, const T * __restrict__ b, TD * __restrict__
     for (int j = 0; j < FAST_ILP; j++) {
         const uint32_t v = v0 + j * BLOCK;
         if (j < ilp && v < nvec) {
-            VD r;
-#pragma unroll
-            for (int e = 0; e < VEC; e++) {
-                r.v[e] = MODE == FAST_BCAST_SWAP ? bin_elem<OP, T, TD>(vb[j].v[e], va[j].v[e])
-                                                 : bin_elem<OP, T, TD>(va[j].v[e], vb[j].v[e]);
-            }
-            reinterpret_cast<VD *>(d)[v] = r;
+            reinterpret_cast<VD *>(d)[v] = bin_vec<OP, T, TD, MODE == FAST_BCAST_SWAP>(va[j], vb[j]);
         }
     }
     // the last n % VEC elements, one per thread of the last block
@@ -111,13 +142,7 @@ k_bin_inner(const T * __restrict__ a, const T * __restrict__ b, TD * __restrict_
 #pragma unroll
         for (int j = 0; j < INNER_ROWS_ILP; j++) {
             if (r + j < r1) {
-                VD o;
-#pragma unroll
-                for (int e = 0; e < VEC; e++) {
-                    o.v[e] = SWAP ? bin_elem<OP, T, TD>(vb.v[e], va[j].v[e])
-                                  : bin_elem<OP, T, TD>(va[j].v[e], vb.v[e]);
-                }
-                reinterpret_cast<VD *>(d)[(r + j) * kvec + kv] = o;
+                reinterpret_cast<VD *>(d)[(r + j) * kvec + kv] = bin_vec<OP, T, TD, SWAP>(va[j], vb);
             }
         }
     }

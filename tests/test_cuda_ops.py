@@ -133,9 +133,11 @@ def test_max_min_special_values_match_cpu(name, dtype, layout):
 def test_arithmetic_nan_bits_match_cpu(name, dtype, layout):
     """NaN results carry x86's bits, as numpy's on the CPU: a NaN operand comes back
     (quieted), an invalid operation (inf - inf, 0 * inf, 0 / 0) gives the negative default
-    NaN, and float16 keeps the sign and payload through its float32 computation."""
+    NaN, and float16 keeps the sign and payload through its float32 computation. Also
+    subnormal, overflowing and tie-rounding float16 values (the half2 fast path)."""
     sa, sb = LAYOUTS[layout]
-    special = np.array([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1.5, -2.0], dtype)
+    special = np.array([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1.5, -2.0,
+                        6.1e-5, -3e-7, 1e-7, 65504.0, -60000.0, 1 + 2.0 ** -10], dtype)
     a = np.resize(np.repeat(special, len(special)), sa).astype(dtype)
     b = np.resize(np.tile(special, len(special)), sb).astype(dtype)
     with np.errstate(all="ignore"):
