@@ -10,10 +10,14 @@ graph (and numpy, for + - * /) computes.
 
 Grammar: names, numeric constants, ``+ - * / // % **``, unary ``-``/``+``, and calls of
 the functions in ``FUNCTIONS`` (numpy's names). Inputs: float32/float64 arrays (or
-Python/numpy floats), broadcast as numpy broadcasts; the result dtype is numpy's.
+Python/numpy floats), broadcast as numpy broadcasts. Every operation is typed as numpy
+types it (NEP 50): constant parts are folded as Python computes them, and a tree that
+numpy would compute partly in float32 and partly in float64 runs operation by operation
+through ggml_cy's eager functions (see _typed).
 """
 import ast
 import functools
+import operator
 
 import numpy as np
 
@@ -61,9 +65,43 @@ def _parse_str(expr):
     return _check(tree.body, expr)
 
 
+# Constant subexpressions are computed as Python would before numpy sees them, so that
+# evaluate() gives what evaluating the expression with numpy gives: arithmetic on Python
+# numbers in double precision, its result a weak scalar (NEP 50: it takes the arrays'
+# dtype); a numpy function of constants (np.abs(1.5)) is a float64 scalar, which is strong
+# (it promotes float32 arrays to float64). ("sconst", v) marks those.
+_PY_BINOPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+              "div": operator.truediv, "floor_div": operator.floordiv, "mod": operator.mod,
+              "pow": operator.pow}
+_CONSTS = ("const", "sconst")
+
+
+def _fold_binary(op, left, right, expr):
+    strong = left[0] == "sconst" or right[0] == "sconst"
+    try:
+        if strong:   # numpy float64 arithmetic (inf/nan instead of exceptions, as numpy)
+            with np.errstate(all="ignore"):
+                v = _PY_BINOPS[op](np.float64(left[1]), np.float64(right[1]))
+        else:
+            v = _PY_BINOPS[op](left[1], right[1])
+    except ZeroDivisionError:
+        raise ZeroDivisionError(f"evaluate: division by zero in a constant part of "
+                                f"{expr!r} (Python raises it there too)") from None
+    except OverflowError:
+        raise OverflowError(f"evaluate: a constant part of {expr!r} overflows") from None
+    if isinstance(v, complex) or not isinstance(v, (int, float, np.floating)):
+        raise TypeError(f"evaluate: a constant part of {expr!r} is not a real number ({v!r})")
+    return ("sconst" if strong else "const", float(v))
+
+
+def _fold_call(name, args):
+    with np.errstate(all="ignore"):
+        return ("sconst", float(getattr(np, name)(*(np.float64(a[1]) for a in args))))
+
+
 def _check(node, expr):
     """Validates the tree; returns it as nested tuples:
-    ("name", n) | ("const", v) | ("bin", op, l, r) | ("un", builder, x)."""
+    ("name", n) | ("const", v) | ("sconst", v) | ("bin", op, l, r) | ("un", builder, x)."""
     if isinstance(node, ast.Name):
         return ("name", node.id)
     if isinstance(node, ast.Constant):
@@ -75,12 +113,14 @@ def _check(node, expr):
         x = _check(node.operand, expr)
         if isinstance(node.op, ast.UAdd):
             return x
-        if x[0] == "const":
-            return ("const", -x[1])
+        if x[0] in _CONSTS:
+            return (x[0], -x[1])
         return ("un", "neg", x)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
         left, right = _check(node.left, expr), _check(node.right, expr)
         op = _BINOPS[type(node.op)]
+        if left[0] in _CONSTS and right[0] in _CONSTS:
+            return _fold_binary(op, left, right, expr)
         if op == "pow" and right[0] == "const" and right[1] == 2.0:
             return ("un", "sqr", left)    # numpy computes x**2 as x*x
         if op == "pow" and right[0] == "const" and right[1] == 0.5:
@@ -96,11 +136,78 @@ def _check(node, expr):
             raise TypeError(f"evaluate: {node.func.id}() takes {nargs} positional "
                             f"argument{'s' if nargs > 1 else ''} in {expr!r}")
         args = [_check(a, expr) for a in node.args]
+        if all(a[0] in _CONSTS for a in args) and hasattr(np, node.func.id):
+            return _fold_call(node.func.id, args)
         if nargs == 1:
             return ("un", builder, args[0])
         return ("bin", builder, args[0], args[1])
     raise ValueError(f"evaluate: unsupported syntax {ast.unparse(node)!r} in {expr!r} "
                      "(allowed: names, numbers, + - * / // % **, unary -, function calls)")
+
+
+# ----------------------------------------------------------------------------- typing
+# numpy types every operation on its own (NEP 50): a float32 subexpression stays float32
+# even when the whole expression ends up float64. The fused executor computes the whole
+# tree in one dtype, which is that only when every strong operand has it ("uniform");
+# other trees are computed operation by operation with ggml_cy's numpy-exact eager
+# functions (still multithreaded, just not fused).
+_EAGER_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
+                 "floor_div": "floor_divide", "mod": "remainder", "pow": "power",
+                 "max": "maximum", "min": "minimum", "fmax": "fmax", "fmin": "fmin",
+                 "fmod": "fmod"}
+_EAGER_UNARY = {"neg": "negative", "abs": "absolute", "sqr": "square", "round": "rint",
+                "sgn": "sign"}
+
+
+def _typed(tree, inputs, weak, seen):
+    """numpy's dtype of tree (None: a weak Python number); adds every strong dtype met
+    to `seen`."""
+    kind = tree[0]
+    if kind == "name":
+        t = None if weak[tree[1]] else inputs[tree[1]].dtype
+    elif kind == "const":
+        t = None
+    elif kind == "sconst":
+        t = np.dtype(np.float64)
+    elif kind == "un":
+        t = _typed(tree[2], inputs, weak, seen)
+        if t is None:   # a numpy function of a Python number: a float64 scalar
+            t = np.dtype(np.float64)
+    else:
+        l = _typed(tree[2], inputs, weak, seen)
+        r = _typed(tree[3], inputs, weak, seen)
+        if l is None and r is None and tree[1] in _PY_BINOPS:
+            t = None    # Python arithmetic on two Python numbers: weak (and in double)
+            seen.add("weak-pair")
+        elif l is None or r is None:
+            t = l if r is None else r
+            if t is None:
+                t = np.dtype(np.float64)
+        else:
+            t = np.result_type(l, r)
+    if t is not None:
+        seen.add(t)
+    return t
+
+
+def _eager_eval(tree, values):
+    """The tree computed operation by operation as numpy would (values: name -> array, or
+    Python float for weak inputs)."""
+    import ggml_cy
+    kind = tree[0]
+    if kind == "name":
+        return values[tree[1]]
+    if kind == "const":
+        return tree[1]
+    if kind == "sconst":
+        return np.float64(tree[1])
+    if kind == "un":
+        x = _eager_eval(tree[2], values)
+        return getattr(ggml_cy, _EAGER_UNARY.get(tree[1], tree[1]))(x)
+    l, r = _eager_eval(tree[2], values), _eager_eval(tree[3], values)
+    if type(l) is float and type(r) is float and tree[1] in _PY_BINOPS:
+        return float(_PY_BINOPS[tree[1]](l, r))
+    return getattr(ggml_cy, _EAGER_BINARY[tree[1]])(l, r)
 
 
 def _names(tree, acc):
@@ -118,7 +225,7 @@ def _names(tree, acc):
 def _count(tree):
     """(nodes, leafs) the tree needs (each leaf may get two headers)."""
     kind = tree[0]
-    if kind in ("name", "const"):
+    if kind in ("name",) + _CONSTS:
         return 0, 2
     if kind == "un":
         n, l = _count(tree[2])
@@ -183,7 +290,7 @@ class _Builder:
         if kind == "name":
             name = tree[1]
             return self.leaf(("n", name), self.arrays[name], self.strides[name], expanded)
-        if kind == "const":
+        if kind in _CONSTS:
             arr = np.full((), tree[1], dtype=self.arrays_dtype)
             self.keep.append(arr)
             return self.leaf(("c", len(self.keep)), arr, [0] * len(self.shape), expanded)
@@ -191,7 +298,7 @@ class _Builder:
             x = self.build(tree[2], True)
             return getattr(self.ctx, tree[1])(x)
         op, left, right = tree[1], tree[2], tree[3]
-        if op in _COMMUTATIVE and left[0] in ("name", "const") and right[0] not in ("name", "const"):
+        if op in _COMMUTATIVE and left[0] in ("name",) + _CONSTS and right[0] not in ("name",) + _CONSTS:
             left, right = right, left  # keep the full-shape operand as src0
         a = self.build(left, True)
         b = self.build(right, False)
@@ -371,8 +478,9 @@ def evaluate(expr, /, n_threads=None, out=None, **arrays):
     inputs, weak = {}, {}
     for name in dict.fromkeys(names):
         inputs[name], weak[name] = _as_input(name, arrays[name])
-    strong = [a.dtype for n, a in inputs.items() if not weak[n]]
-    dtype = np.result_type(*strong) if strong else np.dtype(np.float64)
+    seen = set()
+    dtype = _typed(tree, inputs, weak, seen) or np.dtype(np.float64)
+    uniform = seen <= {dtype}
     try:
         shape = tuple(np.broadcast_shapes(*(a.shape for a in inputs.values())))
     except ValueError:
@@ -390,6 +498,12 @@ def evaluate(expr, /, n_threads=None, out=None, **arrays):
     else:
         result = _aligned_empty(shape, dtype)
     if result.size == 0:
+        return result
+    if not uniform:
+        values = {n: (float(a) if weak[n] else a) for n, a in inputs.items()}
+        with np.errstate(all="ignore"):    # the fused path raises no warnings either
+            r = _eager_eval(tree, values)
+        np.copyto(result, r, casting="no")
         return result
     converted = False
     for name in inputs:

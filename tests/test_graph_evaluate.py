@@ -248,3 +248,110 @@ def test_same_arrays_new_contents_and_thread_counts():
     want = v["a"] * v["b"] - v["c"] / v["a"]
     evaluate("a*b - c/a", out=v["c"], **v)                 # out now aliases c
     assert_bitwise(v["c"], want)
+
+
+# ----------------------------------------------------------------------------- numpy typing
+def _np_eval(expr, **values):
+    env = {"maximum": np.maximum, "minimum": np.minimum, "abs": np.abs,
+           "negative": np.negative, "square": np.square, "sqrt": np.sqrt}
+    with np.errstate(all="ignore"):
+        return np.asarray(eval(expr, env, values))
+
+
+@pytest.mark.parametrize("expr", [
+    "2.39 / -1.37 - (a - b)",              # Python arithmetic on constants, in double
+    "(3 + 4.5) ** 2 * a",
+    "abs(1.74) + a",                        # np.abs(1.74) is a strong float64 scalar
+    "maximum(2.0, -1.0) * a - b",
+    "a * a + c",                            # float32 product, then float64 sum
+    "square(a) - c * b",
+    "x * y + a",                            # two Python numbers: Python arithmetic
+    "abs(x) + a",                           # a numpy function of a Python number
+    "sqrt(c) + a / b",
+])
+def test_typed_like_numpy(expr):
+    rng = np.random.default_rng(21)
+    v = {"a": rng.standard_normal(50_000).astype(np.float32),
+         "b": rng.standard_normal(50_000).astype(np.float32),
+         "c": np.abs(rng.standard_normal(50_000)),            # float64
+         "x": 1.1, "y": 2.7}
+    used = {k: val for k, val in v.items() if k in expr}
+    want = _np_eval(expr, **used)
+    for _ in range(2):                      # second call: cached paths
+        got = evaluate(expr, **used)
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        assert_bitwise(got, want)
+    out = np.empty_like(want)
+    assert evaluate(expr, out=out, **used) is out
+    assert_bitwise(out, want)
+
+
+def test_constant_errors():
+    a = np.ones(3, np.float32)
+    with pytest.raises(ZeroDivisionError, match="constant part"):
+        evaluate("a + 1.0 / 0.0", a=a)
+    with pytest.raises(TypeError, match="not a real number"):
+        evaluate("a + (-8.0) ** 0.5", a=a)
+    with pytest.raises(OverflowError, match="overflows"):
+        evaluate("a + 10.0 ** 400", a=a)
+    assert np.isinf(evaluate("a + abs(1.0) / 0.0", a=a)).all()   # numpy scalars: inf
+
+
+def test_random_expressions_against_numpy():
+    """Random trees of + - * / maximum minimum abs negative square over arrays of mixed
+    dtypes and layouts (strided, reversed, transposed, broadcast), Python numbers and
+    constants, with NaNs: numpy's dtype and bits, fresh and cached."""
+    import random
+    random.seed(4)
+    rng = np.random.default_rng(4)
+
+    def tree(depth):
+        if depth == 0 or random.random() < 0.3:
+            return random.choice("abcd") if random.random() < 0.85 else repr(
+                round(random.uniform(-3, 3), 2))
+        r = random.random()
+        if r < 0.6:
+            return f"({tree(depth - 1)} {random.choice('+-*/')} {tree(depth - 1)})"
+        f = random.choice(["maximum", "minimum", "abs", "negative", "square"])
+        if f in ("maximum", "minimum"):
+            return f"{f}({tree(depth - 1)}, {tree(depth - 1)})"
+        return f"{f}({tree(depth - 1)})"
+
+    def array(shape, dtype):
+        kind = random.random()
+        if kind < 0.25 and shape:
+            x = rng.standard_normal([s * 2 for s in shape]).astype(dtype)
+            x = x[tuple(slice(None, None, -2) for _ in shape)]
+        elif kind < 0.45 and len(shape) >= 2:
+            x = rng.standard_normal(shape[::-1]).astype(dtype).T
+        else:
+            x = rng.standard_normal(shape).astype(dtype)
+        if x.size:
+            x[rng.random(x.shape) < 0.05] = np.nan
+        return x
+
+    for _ in range(250):
+        nd = random.randint(0, 3)
+        shape = [random.choice([1, 2, 7, 64, 9000]) for _ in range(nd)]
+        while np.prod(shape) > 100_000:
+            shape[random.randrange(nd)] = 2
+        values = {}
+        for k in "abcd":
+            r = random.random()
+            sub = [d if random.random() < 0.8 else 1 for d in shape][random.randint(0, nd):]
+            if r < 0.15:
+                values[k] = round(random.uniform(-3, 3), 3)
+            else:
+                values[k] = array(sub, np.float64 if r < 0.35 else np.float32)
+        expr = tree(random.randint(1, 5))
+        used = {k: x for k, x in values.items() if k in expr}
+        if not used:
+            continue
+        want = _np_eval(expr, **used)
+        for _ in range(2):
+            got = evaluate(expr, **used)
+            assert got.dtype == want.dtype, expr
+            nan = np.isnan(want)
+            assert np.array_equal(np.isnan(got), nan), expr
+            assert_bitwise(np.atleast_1d(got)[~np.atleast_1d(nan)],
+                           np.atleast_1d(want)[~np.atleast_1d(nan)])
