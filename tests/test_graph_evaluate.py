@@ -355,3 +355,24 @@ def test_random_expressions_against_numpy():
             assert np.array_equal(np.isnan(got), nan), expr
             assert_bitwise(np.atleast_1d(got)[~np.atleast_1d(nan)],
                            np.atleast_1d(want)[~np.atleast_1d(nan)])
+
+
+def test_mixed_precision_with_every_function_family():
+    """Mixed float32/float64 trees go op by op through the eager functions: ggml's
+    activations and numpy's functions alike, with out= and broadcasting."""
+    rng = np.random.default_rng(33)
+    a = rng.standard_normal((300, 40)).astype(np.float32)
+    c = rng.standard_normal(40)                                     # float64, broadcast
+    cases = {
+        "relu(a) + c": ggml_cy.relu(a) + c,
+        "sigmoid(a * a) - c": ggml_cy.sigmoid(a * a) - c,
+        "floor(a) // 2.5 + c": np.floor_divide(np.floor(a), 2.5) + c,
+        "maximum(a, 0.5) ** 2 * c": np.square(np.maximum(a, np.float32(0.5))) * c,
+        "fmod(a, 0.75) + sign(c)": np.fmod(a, np.float32(0.75)) + np.sign(c),
+    }
+    for expr, want in cases.items():
+        out = np.empty(want.shape, np.float64)
+        assert evaluate(expr, a=a, c=c, out=out) is out
+        assert_bitwise(out, np.asarray(want))
+    with pytest.raises(ValueError, match="dtype float32"):
+        evaluate("relu(a) + c", a=a, c=c, out=np.empty((300, 40), np.float32))
