@@ -101,14 +101,15 @@ template <typename S> __device__ __forceinline__ half nan_to_half(S x) {
 template <typename S> __device__ __forceinline__ bf16 nan_to_bf16(S x) {
     if constexpr (std::is_same_v<S, bf16>) {
         return x;
+    } else if constexpr (std::is_same_v<S, double>) {
+        // as the CPU's kern_d2bf (through float32, then kern_f2bf): sign, quiet bit and the
+        // top 6 payload bits
+        const unsigned long long u = (unsigned long long)__double_as_longlong(x);
+        return __ushort_as_bfloat16((unsigned short)(((u >> 48) & 0x8000u) | 0x7fc0u |
+                                                     ((u >> 45) & 0x3fu)));
     } else {
-        // float64 goes through float32 as on the CPU (kern_d2bf), which keeps a NaN's sign
-        // and top payload bits
-        const float f = std::is_same_v<S, double> ? __uint_as_float(
-            (unsigned)(((unsigned long long)__double_as_longlong((double)x) >> 32) & 0x80000000u) |
-            0x7fc00000u | (unsigned)(((unsigned long long)__double_as_longlong((double)x) >> 29)
-                                     & 0x3fffffu)) : (float)up(x);
-        return __ushort_as_bfloat16((unsigned short)((__float_as_uint(f) >> 16) | 0x40u));
+        return __ushort_as_bfloat16((unsigned short)((__float_as_uint((float)up(x)) >> 16) |
+                                                     0x40u));
     }
 }
 

@@ -41,7 +41,6 @@ ctypedef struct fuse_slot:
     int stream               # 1: computed in scratch block `scratch`, then streamed to
                              # memory with non-temporal stores (large outputs)
     int src_slot[10]         # node slots: the slot of each src (-1 when src is NULL)
-    int vm_op                # node slots of machine groups: the VM_* op
 
 ctypedef struct fuse_group:
     int first                # index of the group's first node in the graph

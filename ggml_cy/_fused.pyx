@@ -342,13 +342,12 @@ cdef int build_program(fuse_group * g) noexcept nogil:
         if sl.t.type != t0:
             return -1
         if sl.is_node:
-            sl.vm_op = vm_op_of(sl.t.op)
-            if sl.vm_op == VM_NONE:
+            op[s] = vm_op_of(sl.t.op)
+            if op[s] == VM_NONE:
                 return -1
-            op[s] = sl.vm_op
             src0[s] = sl.src_slot[0]
-            src1[s] = sl.src_slot[1] if vm_binary(sl.vm_op) else -1
-            if src0[s] < 0 or (vm_binary(sl.vm_op) and src1[s] < 0):
+            src1[s] = sl.src_slot[1] if vm_binary(op[s]) else -1
+            if src0[s] < 0 or (vm_binary(op[s]) and src1[s] < 0):
                 return -1
             stream[s] = sl.stream
             if sl.scratch >= 0 and not sl.stream:

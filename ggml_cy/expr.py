@@ -356,8 +356,9 @@ class _Compiled:
     __slots__ = ("ctx", "graph", "tensors", "names", "keep", "scratch", "scratch_bytes",
                  "scratch_buf", "result", "plan", "plan_threads")
 
-    def __init__(self, ctx, graph, tensors, names, keep, scratch):
+    def __init__(self, ctx, graph, tensors, names, keep, scratch, result):
         self.ctx, self.graph, self.tensors = ctx, graph, tensors
+        self.result = result              # (shape, dtype) of a fresh result
         self.names, self.keep = names, keep
         self.scratch = scratch            # [(node, byte offset)] in one scratch buffer
         self.scratch_bytes = sum(n.nbytes for n, _ in scratch) + 64 * len(scratch)
@@ -392,7 +393,7 @@ def _compile(tree, inputs, cshape, strides, dtype, nb_out, result):
             offset += (node.nbytes + 63) // 64 * 64
     tensors = [t for t, _ in b.bound] + [root]
     names = [n for _, n in b.bound]
-    return _Compiled(ctx, graph, tensors, names, b.keep, scratch)
+    return _Compiled(ctx, graph, tensors, names, b.keep, scratch, (result.shape, dtype))
 
 
 def _scratch_buffer(compiled):
@@ -432,6 +433,11 @@ def _layout_key(expr, out, arrays):
         return None
 
 
+def _resolve_threads(n_threads):
+    return (_graph.default_n_threads() if n_threads is None
+            else _threads.check_num_threads(n_threads))
+
+
 def _run(compiled, arrays, result, n_threads, key):
     """Points the compiled graph at this call's arrays, computes, and files the entry. The
     plan (fused groups hold data pointers and were checked for overlap at those
@@ -462,8 +468,7 @@ def evaluate(expr, /, n_threads=None, out=None, **arrays):
     if fast_key is not None:
         hit = _PLAN_CACHE.pop(fast_key, None)
         if hit is not None:
-            n_threads = (_graph.default_n_threads() if n_threads is None
-                         else _threads.check_num_threads(n_threads))
+            n_threads = _resolve_threads(n_threads)
             result = out if out is not None else _aligned_empty(*hit.result)
             return _run(hit, arrays, result, n_threads, fast_key)
     tree = _parse(expr)
@@ -473,8 +478,7 @@ def evaluate(expr, /, n_threads=None, out=None, **arrays):
         raise NameError(f"evaluate: unknown name{'s' if len(missing) > 1 else ''} "
                         f"{', '.join(repr(m) for m in missing)} in {expr!r} "
                         "(pass them as keyword arguments)")
-    n_threads = (_graph.default_n_threads() if n_threads is None
-                 else _threads.check_num_threads(n_threads))
+    n_threads = _resolve_threads(n_threads)
     inputs, weak = {}, {}
     for name in dict.fromkeys(names):
         inputs[name], weak[name] = _as_input(name, arrays[name])
@@ -529,5 +533,4 @@ def evaluate(expr, /, n_threads=None, out=None, **arrays):
         strides = dict(zip(order, cstrides[1:]))
         nb_out = list(reversed(cstrides[0])) + [0] * (_MAX_DIMS - len(cshape))
         compiled = _compile(tree, inputs, cshape, strides, dtype, nb_out, result)
-        compiled.result = (shape, dtype)
     return _run(compiled, inputs, result, n_threads, key)

@@ -171,6 +171,23 @@ def test_bfloat16_is_float32_rounded(name, layout):
         assert_same(got.numpy(), want)
 
 
+def test_nan_payloads_survive_device_conversions():
+    """Quiet NaNs of both signs and several payloads, converted on the device to the half
+    types: the bits the CPU's (numpy's) conversions give, not CUDA's canonical NaN."""
+    bits32 = np.array([0x7fc00000, 0xffc00000, 0x7fc01234, 0xffe00001, 0x7fffe000],
+                      np.uint32)
+    x32 = np.concatenate([bits32.view(np.float32), np.float32([1.5, -0.0])])
+    x64 = x32.astype(np.float64)
+    for src in (x32, x64):
+        d = gcuda.asarray(src)
+        assert_same(d.astype(np.float16).numpy(), src.astype(np.float16))
+        bf = d.astype("bfloat16").numpy()      # float32 values of the bfloat16 bits
+        want = ggml_cy.bfloat16_to_float32(ggml_cy.float32_to_bfloat16(src.astype(np.float32)))
+        assert_same(bf, np.asarray(want, np.float32))
+    h = gcuda.asarray(x32.astype(np.float16))
+    assert_same(h.astype(np.float32).numpy(), x32.astype(np.float16).astype(np.float32))
+
+
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
 def test_float16_is_float32_rounded(name):
     a, b = rand((4096,), np.float16), rand((4096,), np.float16, True)
