@@ -31,8 +31,8 @@ DEBUG = os.environ.get("GGML_CY_DEBUG", "0") == "1"
 
 # ----------------------------------------------------------------------------- Tempita
 def render_templates():
-    """Render every ggml_cy/*.tp into its sibling without .tp (generated, not committed)."""
-    for src in sorted(glob.glob(os.path.join(PKG, "*.tp"))):
+    """Render every ggml_cy/**/*.tp into its sibling without .tp (generated, not committed)."""
+    for src in sorted(glob.glob(os.path.join(PKG, "**", "*.tp"), recursive=True)):
         dst = src[:-3]
         with open(src) as f:
             text = f.read()
@@ -110,8 +110,15 @@ def find_nvcc():
     return shutil.which("nvcc")
 
 
+# The C headers of each layer (ggml_cy/<layer>/csrc), on every extension's include path;
+# the CUDA library includes the core's (structs, op enum).
+CSRC_DIRS = sorted(glob.glob(os.path.join(PKG, "*", "csrc")))
+CORE_CSRC = os.path.join(PKG, "core", "csrc")
+CUDA_LIB_DIR = os.path.join(PKG, "cuda")          # libggml_cy_cuda.so sits next to _cuda
+
+
 def cuda_dependencies():
-    """cuda/*.cu, cuda's headers (.cuh, .h) and the ggml_cy/csrc headers they include."""
+    """cuda/*.cu, cuda's headers (.cuh, .h) and the core headers they include."""
     cuda_dir = os.path.join(HERE, "cuda")
     deps = CUDA_SOURCES + glob.glob(os.path.join(cuda_dir, "*.cuh")) + \
         glob.glob(os.path.join(cuda_dir, "*.h"))
@@ -119,8 +126,8 @@ def cuda_dependencies():
         with open(path) as f:
             for line in f:
                 name = line.split('"')[1] if line.startswith("#include \"") else None
-                if name and os.path.exists(os.path.join(PKG, "csrc", name)):
-                    deps.append(os.path.join(PKG, "csrc", name))
+                if name and os.path.exists(os.path.join(CORE_CSRC, name)):
+                    deps.append(os.path.join(CORE_CSRC, name))
     return deps
 
 
@@ -170,23 +177,25 @@ def write_build_config():
 
 def extensions():
     render_templates()
-    include = [np.get_include(), PKG, os.path.join(PKG, "csrc")]
+    include = [np.get_include(), HERE] + CSRC_DIRS
     macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
     exts = []
     only = [m for m in os.environ.get("GGML_CY_ONLY", "").split(",") if m]
-    for pyx in sorted(glob.glob(os.path.join(PKG, "*.pyx"))):
-        mod = os.path.splitext(os.path.basename(pyx))[0]
-        if only and mod not in only:  # developer switch: build just these modules
+    for pyx in sorted(glob.glob(os.path.join(PKG, "**", "*.pyx"), recursive=True)):
+        rel = os.path.relpath(pyx, HERE)
+        name = os.path.splitext(rel)[0].replace(os.sep, ".")     # ggml_cy.core._core
+        mod = name.rsplit(".", 1)[1]
+        if only and mod not in only and name not in only:  # developer switch: build these
             continue
         kw = dict(include_dirs=include, define_macros=macros,
                   extra_compile_args=list(CFLAGS), extra_link_args=list(LDFLAGS))
-        if mod == "_cuda":
+        if name == "ggml_cy.cuda._cuda":
             if not BUILD_CUDA:
                 continue
-            kw.update(libraries=["ggml_cy_cuda"], library_dirs=[PKG],
+            kw.update(libraries=["ggml_cy_cuda"], library_dirs=[CUDA_LIB_DIR],
                       runtime_library_dirs=["$ORIGIN"],
                       include_dirs=include + [os.path.join(HERE, "cuda")])
-        exts.append(Extension(f"ggml_cy.{mod}", [os.path.relpath(pyx, HERE)], **kw))
+        exts.append(Extension(name, [rel], **kw))
     return cythonize(exts, compiler_directives=DIRECTIVES, nthreads=os.cpu_count() or 1,
                      annotate=os.environ.get("GGML_CY_ANNOTATE") == "1")
 
@@ -214,19 +223,19 @@ class BuildExt(build_ext):
             raise
         self.wait_cuda_library()  # GGML_CY_ONLY builds without _cuda still get the library
         if BUILD_CUDA and not self.inplace:
-            dst = os.path.join(self.build_lib, "ggml_cy")
+            dst = os.path.join(self.build_lib, "ggml_cy", "cuda")
             os.makedirs(dst, exist_ok=True)
-            shutil.copy2(os.path.join(PKG, "libggml_cy_cuda.so"), dst)
+            shutil.copy2(os.path.join(CUDA_LIB_DIR, "libggml_cy_cuda.so"), dst)
 
     def build_extensions(self):
         def c_size(ext):
             return sum(os.path.getsize(s) for s in ext.sources if os.path.exists(s))
         # biggest first, and _cuda last: it is the one that may have to wait for nvcc
-        self.extensions.sort(key=lambda e: (e.name == "ggml_cy._cuda", -c_size(e)))
+        self.extensions.sort(key=lambda e: (e.name == "ggml_cy.cuda._cuda", -c_size(e)))
         super().build_extensions()
 
     def build_extension(self, ext):
-        if ext.name == "ggml_cy._cuda":
+        if ext.name == "ggml_cy.cuda._cuda":
             self.wait_cuda_library()
         super().build_extension(ext)
 
@@ -234,13 +243,13 @@ class BuildExt(build_ext):
         """Launch nvcc (returns the process, or None when the library is up to date). nvcc
         writes to a temporary name that is renamed on success, so an interrupted build never
         leaves a half-written library that looks newer than its sources."""
-        out = os.path.join(PKG, "libggml_cy_cuda.so")
+        out = os.path.join(CUDA_LIB_DIR, "libggml_cy_cuda.so")
         newest = max(os.path.getmtime(p) for p in cuda_dependencies())
         if os.path.exists(out) and os.path.getmtime(out) >= newest:
             return None
         self._nvcc_tmp = out + ".tmp"
         cmd = [NVCC, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
-               "--expt-relaxed-constexpr", "-I", os.path.join(PKG, "csrc"),
+               "--expt-relaxed-constexpr", "-I", CORE_CSRC,
                *cuda_arch_flags(), *CUDA_SOURCES, "-o", self._nvcc_tmp]
         print("ggml_cy: building the CUDA library (in the background):", " ".join(cmd),
               flush=True)
@@ -252,7 +261,7 @@ class BuildExt(build_ext):
             return
         if proc.wait() != 0:
             raise subprocess.CalledProcessError(proc.returncode, proc.args)
-        os.replace(self._nvcc_tmp, os.path.join(PKG, "libggml_cy_cuda.so"))
+        os.replace(self._nvcc_tmp, os.path.join(CUDA_LIB_DIR, "libggml_cy_cuda.so"))
         print("ggml_cy: CUDA library built", flush=True)
 
     def stop_cuda_library(self):
@@ -263,5 +272,9 @@ class BuildExt(build_ext):
 
 
 write_build_config()
-setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt},
-      package_data={"ggml_cy": ["*.pxd", "csrc/*.h", "libggml_cy_cuda.so"]})
+PACKAGES = ["ggml_cy"] + sorted(
+    "ggml_cy." + os.path.basename(os.path.dirname(p))
+    for p in glob.glob(os.path.join(PKG, "*", "__init__.py")))
+setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt}, packages=PACKAGES,
+      package_data={p: ["*.pxd", "csrc/*.h"] + (["libggml_cy_cuda.so"] if p == "ggml_cy.cuda"
+                                                 else []) for p in PACKAGES})

@@ -74,12 +74,12 @@ def load_optional(name):
 
 
 def load_roofline(ggml_cy):
-    """ggml_cy._roofline (the compiled STREAM loops) or None with the reason."""
+    """The compiled roofline loops (bench/roofline.py) or None with the reason."""
+    from bench import roofline
     try:
-        return importlib.import_module("ggml_cy._roofline"), None
-    except ImportError as exc:
-        return None, (f"ggml_cy._roofline is not built ({exc}): run tools/build.sh _roofline; "
-                      "the roofline columns are left out")
+        return roofline.load(), None
+    except roofline.RooflineUnavailable as exc:
+        return None, f"the roofline loops are unavailable ({exc}): the roofline columns are left out"
 
 
 def set_threads(n, ggml_cy=None, numexpr=None, torch=None):

@@ -4,7 +4,7 @@ Cases (float32, the same thread count everywhere):
   * a*b + c*d - e at 1e7 elements: ggml_cy.evaluate (the eager fused entry), the same
     expression as a ggml graph (ctx.mul/add/sub, graph.compute), numexpr, numpy's plain
     expression (temporaries and all, as a user writes it), and a fused C loop
-    (ggml_cy._roofline.fused_abcde_f32, plain and non-temporal stores) as the bound;
+    (bench._roofline.fused_abcde_f32, plain and non-temporal stores) as the bound;
   * a 16-op elementwise chain over five arrays (CHAIN below), same libraries minus the C loop;
   * mul_mat 1024x1024x1024: a ggml graph with ctx.mul_mat against numpy's `@` (OpenBLAS).
 numpy's BLAS gets the same thread count through threadpoolctl when it is installed; without

@@ -5,6 +5,13 @@ Three faces:
   * ggml's programming model: ``Context`` (a memory arena), ``Tensor`` (ne/nb strides,
     views), a compute graph run on N threads;
   * a GPU path through an nvcc-built CUDA library (``ggml_cy.cuda``).
+
+The package is layered (docs/architecture.md); this file only re-exports:
+  core/     arena, tensors, types, the op table      cpu/      kernels, executor, threads
+  graph/    builders, compute graph                  backend/  ggml-backend's model, CPU
+  cuda/     the GPU backend and device tensors       ufuncs/   numpy-style functions
+  expr/     evaluate()                               gguf/     GGUF files
+  cli/      ggml-cy, the demo
 """
 import os as _os
 
@@ -20,17 +27,17 @@ if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
 from ggml_cy._version import __version__
 
 try:
-    import ggml_cy._core  # noqa: F401  (compiled; absent in an unbuilt source tree)
+    import ggml_cy.core._core  # noqa: F401  (compiled; absent in an unbuilt source tree)
 except ModuleNotFoundError as _exc:
-    if _exc.name != "ggml_cy._core":
+    if _exc.name != "ggml_cy.core._core":
         raise
     raise ImportError(
         "ggml_cy's compiled modules are missing: this is the source tree "
         f"({_os.path.dirname(__file__)}). Run from another directory after `pip install .`, "
         "or build in place with `tools/build.sh`.") from None
 
-from ggml_cy._core import (
-    Context,
+# core: the arena and tensors
+from ggml_cy.core._core import (  # noqa: E402
     Tensor,
     ContextMemoryError,
     GGMLType,
@@ -39,6 +46,16 @@ from ggml_cy._core import (
     float32_to_bfloat16,
     bfloat16_to_float32,
 )
+# numpy-style functions: add, multiply, ..., threads
+from ggml_cy.ufuncs import *  # noqa: E402,F401,F403
+from ggml_cy.ufuncs import __all__ as _ufuncs_all  # noqa: E402
+# graph API: the Context with op builders, graphs, plans, backends
+from ggml_cy.graph.context import Context  # noqa: E402
+from ggml_cy.graph._graph import Graph  # noqa: E402
+from ggml_cy.cpu._compute import Plan  # noqa: E402
+from ggml_cy import backend  # noqa: E402
+# fused expressions
+from ggml_cy.expr import evaluate  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -50,28 +67,16 @@ __all__ = [
     "object_overhead",
     "float32_to_bfloat16",
     "bfloat16_to_float32",
+    "from_dlpack",
+    *_ufuncs_all,
+    "Graph", "Plan", "evaluate", "backend",
 ]
 
 
-# --- GPU (CUDA) section: DLPack import lives in ggml_cy.cuda (always importable) ---
-def from_dlpack(x):
-    """Wraps a DLPack producer without copying: CUDA memory (torch, cupy, ...) becomes a
-    ggml_cy.cuda.DeviceTensor, host memory a numpy array."""
-    from ggml_cy import cuda
-    return cuda.from_dlpack(x)
-
-
-__all__.append("from_dlpack")
-
-# numpy-style functions (ggml_cy.ufuncs): add, multiply, ..., threads
-from ggml_cy.ufuncs import *  # noqa: E402,F401,F403
-from ggml_cy.ufuncs import __all__ as _ufuncs_all  # noqa: E402
-__all__ += _ufuncs_all
-
-# ggml's graph API: Context with op builders, graphs, backends, fused expressions
-from ggml_cy.context import Context  # noqa: E402,F811  (the core Context plus builders)
-from ggml_cy._graph import Graph  # noqa: E402
-from ggml_cy._compute import Plan  # noqa: E402
-from ggml_cy.expr import evaluate  # noqa: E402
-from ggml_cy import backend  # noqa: E402
-__all__ += ["Graph", "Plan", "evaluate", "backend"]
+def __getattr__(name):
+    """Lazy re-exports, so that ``import ggml_cy`` does not load the CUDA runtime:
+    ``from_dlpack`` (CUDA memory -> ggml_cy.cuda.DeviceTensor, host memory -> numpy)."""
+    if name == "from_dlpack":
+        from ggml_cy.cuda.ops import from_dlpack
+        return from_dlpack
+    raise AttributeError(f"module 'ggml_cy' has no attribute {name!r}")

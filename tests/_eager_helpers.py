@@ -54,8 +54,8 @@ def assert_same_outcome(got_fn, want_fn, max_ulp=0):
 
 def native(op_name, *dtypes):
     """True when ggml_cy computes op_name on these dtypes itself (not numpy's fallback)."""
-    from ggml_cy import _eager
-    from ggml_cy._eager import _loop_info
+    from ggml_cy.ufuncs import _eager
+    from ggml_cy.ufuncs._eager import _loop_info
     return _loop_info(_eager._op_number(op_name), *dtypes)[0]
 
 

@@ -1,7 +1,7 @@
 """Helpers shared by the graph tests: ggml ne order <-> numpy shapes, random inputs."""
 import numpy as np
 
-from ggml_cy.context import Context
+from ggml_cy.graph.context import Context
 
 
 def shape_of(ne):

@@ -135,7 +135,7 @@ def test_bad_command_lines():
 
 
 def test_roofline_loops():
-    roofline = pytest.importorskip("ggml_cy._roofline")
+    roofline = _bench("roofline").load()
     rng = np.random.default_rng(0)
     a, b = rng.random(1003, dtype=np.float32), rng.random(1003, dtype=np.float32)
     for nontemporal in (False, True):
@@ -161,7 +161,7 @@ def test_roofline_loops():
     lambda r, a: r.fused_abcde_f32(a, a, a, a, a[:3], np.empty_like(a)),
 ])
 def test_roofline_rejects_bad_input(bad):
-    roofline = pytest.importorskip("ggml_cy._roofline")
+    roofline = _bench("roofline").load()
     a = np.ones(16, np.float32)
     with pytest.raises((ValueError, TypeError)):
         bad(roofline, a)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ggml_cy import Context, ContextMemoryError, GGMLType, object_overhead, tensor_overhead
-from ggml_cy import _core
+from ggml_cy.core import _core
 
 OBJ = 32            # sizeof(ggml_object)
 TENSOR = 336        # sizeof(ggml_tensor)

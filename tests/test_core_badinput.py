@@ -7,7 +7,7 @@ import pytest
 
 from ggml_cy import Context, ContextMemoryError, Tensor, bfloat16_to_float32, \
     float32_to_bfloat16
-from ggml_cy import _core
+from ggml_cy.core import _core
 
 
 def _stable_id(x, width=None):

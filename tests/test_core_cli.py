@@ -5,8 +5,8 @@ import sys
 import pytest
 
 from ggml_cy import __version__
-from ggml_cy.__main__ import main
-from ggml_cy import _demo
+from ggml_cy.cli.main import main
+from ggml_cy.cli import demo as _demo
 
 
 def test_info(capsys):

@@ -108,8 +108,8 @@ def test_external_buffer_cycles_release_the_buffer():
 
 
 def test_buffer_hook_guards_placed_tensors():
-    graph = pytest.importorskip("ggml_cy._graph")
-    from ggml_cy import _core
+    graph = pytest.importorskip("ggml_cy.graph._graph")
+    from ggml_cy.core import _core
     host = np.arange(8, dtype=np.float32)
     ctx = Context(1 << 12, no_alloc=True)
     t = ctx.new_tensor_1d("f32", 8)

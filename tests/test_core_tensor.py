@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from ggml_cy import Context, GGMLType, Tensor, bfloat16_to_float32
-from ggml_cy import _core
+from ggml_cy.core import _core
 
 ALL_TYPES = list(GGMLType)
 GGML_NUMBERS = {"F32": 0, "F16": 1, "I8": 24, "I16": 25, "I32": 26, "I64": 27, "F64": 28,

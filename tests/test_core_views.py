@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ggml_cy import Context, GGMLType
-from ggml_cy import _core
+from ggml_cy.core import _core
 
 def _op_numbers_from_header():
     """Reads the view ops' numbers from csrc/ops_defs.h (the one op enum)."""

@@ -38,7 +38,7 @@ def test_use_after_free_raises():
 
 
 def test_stray_pointer_is_refused_by_the_library():
-    from ggml_cy import _cuda
+    from ggml_cy.cuda import _cuda
     a = gcuda.asarray(np.ones(16, np.float32))
     ptr = a.data_ptr
     desc = (0, (16, 1, 1, 1), (4, 64, 64, 64), ptr)
@@ -63,7 +63,7 @@ def test_shape_mismatch_is_value_error():
     out = gcuda.empty((5, 4), np.float32)
     with pytest.raises(ValueError):
         ggml_cy.add(a, a, out=out)
-    from ggml_cy import _cuda
+    from ggml_cy.cuda import _cuda
     # ggml's tiling rule at the library level: 3 does not divide 5
     with pytest.raises(ValueError, match="shape mismatch"):
         _cuda.op_forward(_cuda.OPS["ADD"], a.desc(), a.desc(),
@@ -74,7 +74,7 @@ def test_shape_mismatch_is_value_error():
 
 
 def test_unsupported_types_are_type_errors():
-    from ggml_cy import _cuda
+    from ggml_cy.cuda import _cuda
     a = gcuda.asarray(np.ones(8, np.float32))
     i = gcuda.asarray(np.ones(8, np.int32))
     with pytest.raises(TypeError):

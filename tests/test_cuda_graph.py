@@ -55,7 +55,7 @@ def test_backend_graph_compute_and_replay():
 
 
 def test_backend_supports_op_and_refuses_host_memory():
-    from ggml_cy import _cuda
+    from ggml_cy.cuda import _cuda
     ctx = ggml_cy.Context(mem_size=1 << 20)       # host memory context
     a = ctx.new_tensor_1d(ggml_cy.GGMLType.F32, 16)
     b = ctx.add(a, a)
@@ -68,7 +68,8 @@ def test_backend_supports_op_and_refuses_host_memory():
 
 
 def test_graph_after_free_is_refused():
-    from ggml_cy import _cuda, backend
+    from ggml_cy import backend
+    from ggml_cy.cuda import _cuda
     ctx, x, y, z, g, be, buf = _backend_graph(4)
     backend.tensor_set(x, np.ones(4096, np.float32))
     backend.tensor_set(y, np.ones(4096, np.float32))

@@ -9,7 +9,7 @@ import pytest
 
 import ggml_cy
 import ggml_cy.cuda as gcuda
-from ggml_cy._cuda_tensor import (BF16, F32, I8, DeviceTensor, contiguous_strides,
+from ggml_cy.cuda.tensor import (BF16, F32, I8, DeviceTensor, contiguous_strides,
                                   merge_layouts, type_of)
 
 NO_GPU = not gcuda.is_available()
@@ -41,8 +41,8 @@ def test_library_compiled_when_nvcc_was_found():
     if not _build_config.CUDA_BUILT:
         pytest.skip("built without nvcc (GGML_CY_CUDA=0 or no nvcc)")
     pkg = os.path.dirname(ggml_cy.__file__)
-    assert glob.glob(os.path.join(pkg, "libggml_cy_cuda.so"))
-    from ggml_cy import _cuda
+    assert glob.glob(os.path.join(pkg, "cuda", "libggml_cy_cuda.so"))
+    from ggml_cy.cuda import _cuda
     n = _cuda.device_count()          # no device: 0, not an exception
     assert n >= 0
     assert "ADD" in _cuda.OPS and "CPY" in _cuda.OPS
@@ -52,7 +52,7 @@ def test_library_refuses_without_device():
     from ggml_cy import _build_config
     if not _build_config.CUDA_BUILT or not NO_GPU:
         pytest.skip("needs the built library and no device")
-    from ggml_cy import _cuda
+    from ggml_cy.cuda import _cuda
     with pytest.raises(_cuda.CudaError):
         _cuda.Buffer.alloc(16)
     # a graph of no nodes is fine, a bad node list is a ValueError, never a crash

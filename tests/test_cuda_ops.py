@@ -240,7 +240,7 @@ def test_power(dtype):
 @pytest.mark.parametrize("op", ["ADD", "MUL", "SUB", "DIV"])
 def test_ggml_tiling_10_5_4_3(op, nr):
     """ggml's test-backend-ops bin_bcast: src1 ne [10,5,4,3] tiled nr times into src0."""
-    from ggml_cy import _cuda
+    from ggml_cy.cuda import _cuda
     ne = (10, 5, 4, 3)
     shape1 = tuple(reversed(ne))                                   # numpy order
     rep = tuple(reversed(nr))
@@ -272,7 +272,7 @@ def test_broadcast_every_subset_of_dims(sub):
 
 def test_grid_limit_falls_back_to_unravel():
     """[1,1,65536,1] repeated [256,1,1,1]: grid z would pass 65535."""
-    from ggml_cy import _cuda
+    from ggml_cy.cuda import _cuda
     b = rand((1, 65536, 1, 1), np.float32)
     a = rand((1, 65536, 1, 256), np.float32)
     da, db = gcuda.asarray(a), gcuda.asarray(b)

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import ggml_cy as g
-from ggml_cy import _numpy_ref as ref
-from ggml_cy._eager import _fallback_count
+from ggml_cy.ufuncs import numpy_ref as ref
+from ggml_cy.ufuncs._eager import _fallback_count
 
 from _eager_helpers import assert_same, assert_same_outcome
 

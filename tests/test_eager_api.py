@@ -7,7 +7,7 @@ import pytest
 
 import ggml_cy as g
 from ggml_cy import ufuncs
-from ggml_cy._eager import _fallback_count
+from ggml_cy.ufuncs._eager import _fallback_count
 
 from _eager_helpers import TRANSCENDENTAL, assert_same, assert_same_outcome, native
 

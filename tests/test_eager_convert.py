@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import ggml_cy as g
-from ggml_cy._eager import _fallback_count
+from ggml_cy.ufuncs._eager import _fallback_count
 
 from _eager_helpers import assert_same, assert_same_outcome
 

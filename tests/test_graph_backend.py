@@ -7,7 +7,7 @@ import pytest
 
 import ggml_cy
 from ggml_cy import backend as B
-from ggml_cy.context import Context
+from ggml_cy.graph.context import Context
 
 from _graph_helpers import assert_bitwise
 

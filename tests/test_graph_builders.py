@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ggml_cy
-from ggml_cy.context import Context, _BINARY, _LOGICAL, _UNARY, OPS
+from ggml_cy.graph.context import Context, _BINARY, _LOGICAL, _UNARY, OPS
 
 from _graph_helpers import assert_bitwise
 
@@ -166,7 +166,7 @@ def test_set_output_and_graph_api_bad_input(ctx):
 
 def test_builders_on_core_tensors_from_plain_core_context():
     """Tensors made by the core Context class work with the builders of another context."""
-    core = ggml_cy._core.Context(1 << 16)
+    core = ggml_cy.core._core.Context(1 << 16)
     a = core.tensor_from(np.ones(4, np.float32))
     ctx = Context(1 << 20)
     r = ctx.add(a, a)

@@ -379,8 +379,8 @@ def test_mixed_precision_with_every_function_family():
 
 
 def test_rebind_rejects_bad_input():
-    from ggml_cy import _graph
-    from ggml_cy.context import Context
+    from ggml_cy.graph import _graph
+    from ggml_cy.graph.context import Context
     t = Context(1 << 16).new_tensor("f32", (4,))
     with pytest.raises(ValueError, match="differ in length"):
         _graph.rebind([t], [])

@@ -21,8 +21,8 @@ def test_simple_ctx_example(capsys):
 
 
 def test_graph_demo_sections_run():
-    import ggml_cy._demo_graph  # noqa: F401  (registers the sections)
-    from ggml_cy._demo import sections
+    import ggml_cy.cli.demo_graph  # noqa: F401  (registers the sections)
+    from ggml_cy.cli.demo import sections
     lines = []
     ours = [(o, t, f) for o, t, f in sections() if 40 <= o < 50]
     assert len(ours) == 4

@@ -4,7 +4,7 @@ output flag, still reach memory."""
 import numpy as np
 import pytest
 
-from ggml_cy.context import Context
+from ggml_cy.graph.context import Context
 
 from _graph_helpers import assert_bitwise, rand
 
@@ -148,7 +148,7 @@ def test_chunk_loops_bitwise_with_special_values(dtype, n):
     subnormals the bits equal the unfused kernels' (maximum/minimum NaN and tie rules
     included). Only the payload of a NaN made from two NaNs may differ: which operand's
     payload x86 keeps depends on the operand order the compiler picks (numpy's too)."""
-    from ggml_cy import _fused
+    from ggml_cy.cpu import _fused
     rng = np.random.default_rng(n)
     special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-310, -1e-40, 3.0, -2.5],
                        dtype=dtype)
@@ -175,7 +175,7 @@ def test_chunk_loops_bitwise_with_special_values(dtype, n):
 
 def test_large_outputs_streamed_equal():
     """Outputs over 16 MiB go out with non-temporal stores: same bits."""
-    from ggml_cy import _fused
+    from ggml_cy.cpu import _fused
     rng = np.random.default_rng(11)
     n = 5_000_000
     a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))

@@ -3,7 +3,7 @@ that cross every blocking edge, batched broadcast of a, f32 and f16 a, strided b
 import numpy as np
 import pytest
 
-from ggml_cy.context import Context
+from ggml_cy.graph.context import Context
 
 from _graph_helpers import assert_bitwise
 

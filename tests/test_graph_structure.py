@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import ggml_cy
-from ggml_cy.context import Context
-from ggml_cy._graph import op_name_of
+from ggml_cy.graph.context import Context
+from ggml_cy.graph._graph import op_name_of
 
 from _graph_helpers import assert_bitwise
 

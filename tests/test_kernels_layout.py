@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from ggml_cy import _kernels as K
+from ggml_cy.cpu import _kernels as K
 
 
 def bits_equal(a, b):

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from ggml_cy import _kernels as K
+from ggml_cy.cpu import _kernels as K
 
 FLOATS = [np.float32, np.float64, np.float16]
 INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8]

@@ -1,5 +1,5 @@
 """ggml's tiling broadcast through the kernel layer's internal hook
-``ggml_cy._kernels._apply(op, out, src0, src1=None, params=(), n_threads=1, ...)``:
+``ggml_cy.cpu._kernels._apply(op, out, src0, src1=None, params=(), n_threads=1, ...)``:
 src1 dims only need to DIVIDE the output's (ggml_can_repeat), src1 indexed by modulo.
 
 Reference: ``np.tile(src1, reps)`` then numpy's op, bitwise. The output has ggml's
@@ -18,7 +18,7 @@ import pytest
 
 from _oracle import LARGE_N, SIZE, assert_bitwise, numpy_free_choices, random_values
 
-K = pytest.importorskip("ggml_cy._kernels")
+K = pytest.importorskip("ggml_cy.cpu._kernels")
 
 OUT = (3, 4, 5, 10)  # ggml ne [10, 5, 4, 3]
 REPEATS = {"rep_max": (3, 4, 5, 5), "rep_mixed": (3, 2, 5, 2)}  # divide OUT per dim

@@ -1,0 +1,59 @@
+# The graph executor (ggml: ggml_graph_plan + ggml_graph_compute) and the graph-only CPU
+# kernels (SUM, SUM_ROWS, MEAN, MUL_MAT; ADD1 runs as ADD with a scalar src1).
+#
+# A plan turns the node list into steps: a node, a node computed through a temporary
+# (its destination overlaps a source), a fused elementwise group, or a no-op (views).
+# compute runs every step inside ONE parallel region: each thread walks all steps, does
+# its ith/nth share, then waits at a barrier before the next step.
+from libc.stdint cimport int64_t
+from ggml_cy.core._core cimport ggml_tensor
+from ggml_cy.cpu._fused cimport fuse_group
+
+cdef enum:
+    STEP_NOOP = 0     # views and inputs: nothing to compute
+    STEP_NODE = 1     # one node, rows split over n_tasks threads
+    STEP_TEMP = 2     # one node whose dst overlaps a source: compute to a temp, copy back
+    STEP_FUSED = 3    # a fused elementwise group
+
+ctypedef struct gstep:
+    int kind
+    int node          # index of the (first) node
+    int count         # nodes covered (fused groups: > 1)
+    int n_tasks       # threads that take part (the others wait at the barrier)
+    fuse_group * group
+
+ctypedef struct gplan:
+    int n_threads
+    int n_active                # most threads any step uses: the region's size
+    int n_nodes
+    int n_steps
+    ggml_tensor ** nodes        # copy of the graph's node list
+    gstep * steps
+    int * node_tasks            # per node, for graph.plan() reporting
+    size_t shared_size          # temporaries of STEP_TEMP nodes (one at a time)
+    size_t per_thread_size      # mul_mat packs / fused scratch, per thread
+    size_t work_size            # total bytes the work buffer needs
+    int error                   # set by compute when a kernel refused a node
+
+# Builds a plan (raises ValueError/TypeError naming the node when a node cannot run:
+# no data, unsupported types). pinned[i] marks nodes that must be written to memory
+# (outputs); fuse=False disables fused groups.
+cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint fuse,
+                        const unsigned char * pinned) except NULL
+cdef void plan_free(gplan * p) noexcept nogil
+# Runs the plan with `work` (plan.work_size bytes, any alignment). Releases nothing
+# itself: call it without the GIL. Returns 0, or -1 when a kernel refused a node.
+cdef int plan_compute(gplan * p, char * work) noexcept nogil
+
+# Python view of a plan: work_size, n_threads, n_tasks per node, the fused groups.
+cdef class Plan:
+    cdef gplan * p
+    cdef object keepalive       # the graph / context whose tensors the plan points at
+
+# Builds a Plan object (owning its gplan); keepalive is stored on it.
+cdef Plan make_plan(ggml_tensor ** nodes, int n_nodes, int n_threads, bint fuse,
+                    const unsigned char * pinned, object keepalive)
+
+# Raises ValueError/TypeError when the CPU cannot run node t (need_data: also when t or a
+# source has no data yet).
+cdef int check_node(ggml_tensor * t, bint need_data) except -1

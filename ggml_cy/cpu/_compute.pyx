@@ -1,0 +1,504 @@
+# The graph executor and the graph-only kernels. See _compute.pxd for the model.
+#
+# Threads: plan_compute opens ONE OpenMP parallel region (through cython.parallel, the
+# thread queries through the _openmp shim) for the whole graph. Every thread walks every
+# step; a step's work is split over its first n_tasks threads with ggml's ith/nth rule,
+# and all threads meet at a barrier (csrc/graph_barrier.h) before the next step. No
+# thread is started per node and the GIL is not held anywhere in here.
+from cython.parallel cimport parallel
+from libc.stdint cimport int64_t, uintptr_t
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memcpy, memset
+
+from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, core_nelements,
+                            core_nrows, core_contiguous_strides, GGML_MAX_SRC,
+                            GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64)
+from ggml_cy.cpu._kernels cimport (
+    compute_forward, op_supported, op_name, threads_for,
+    GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT, GGML_OP_ADD, GGML_OP_LE,
+    GGML_OP_LOGICAL_NOT, GGML_OP_SCALE, GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE,
+    GGML_OP_PERMUTE, GGML_OP_TRANSPOSE, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN,
+    GGML_OP_MUL_MAT, GGML_OP_COUNT)
+from ggml_cy.cpu._fused cimport (fuse_group, fuse_build_group, fuse_work_size, fuse_run,
+                             extents_overlap)
+from ggml_cy.cpu._openmp cimport gcy_omp_thread_num, gcy_omp_num_threads, GGML_CY_HAVE_OPENMP
+
+cdef extern from "graph_barrier.h" nogil:
+    void gcy_barrier()
+
+cdef extern from "mul_mat.h" nogil:
+    size_t mm_work_floats_per_thread()
+    void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
+
+# Below these sizes a node runs on one thread: a barrier costs more than the work.
+cdef enum:
+    MIN_ELEMENTS_PER_THREAD = 16384
+    MIN_FLOPS_PER_THREAD = 65536
+
+
+cdef inline size_t align64(size_t n) noexcept nogil:
+    return (n + 63) & ~(<size_t> 63)
+
+
+# ----------------------------------------------------------------------------- reductions
+cdef double row_sum(const char * p, int64_t n, int64_t nb0, int type) noexcept nogil:
+    """Sum of one row in double precision (ggml accumulates f32 rows in ggml_float)."""
+    cdef double s = 0.0
+    cdef int64_t i
+    if type == GGML_TYPE_F32:
+        if nb0 == 4:
+            for i in range(n):
+                s += (<const float *> p)[i]
+        else:
+            for i in range(n):
+                s += (<const float *> (p + i * nb0))[0]
+    else:
+        if nb0 == 8:
+            for i in range(n):
+                s += (<const double *> p)[i]
+        else:
+            for i in range(n):
+                s += (<const double *> (p + i * nb0))[0]
+    return s
+
+
+cdef inline void store_value(char * p, int type, double v) noexcept nogil:
+    if type == GGML_TYPE_F32:
+        (<float *> p)[0] = <float> v
+    else:
+        (<double *> p)[0] = v
+
+
+cdef void compute_sum_rows(ggml_tensor * dst, int ith, int nth, bint mean) noexcept nogil:
+    """SUM_ROWS / MEAN: dst [1, ne1, ne2, ne3] holds each row's sum (or mean)."""
+    cdef ggml_tensor * src0 = dst.src[0]
+    cdef int64_t ne00 = src0.ne[0], ne01 = src0.ne[1], ne02 = src0.ne[2]
+    cdef int64_t nr = ne01 * ne02 * src0.ne[3]
+    cdef int64_t dr = (nr + nth - 1) // nth
+    cdef int64_t ir0 = dr * ith, ir1 = ir0 + dr, ir, i1, i2, i3
+    cdef double s
+    if ir1 > nr:
+        ir1 = nr
+    for ir in range(ir0, ir1):
+        i3 = ir // (ne02 * ne01)
+        i2 = (ir - i3 * ne02 * ne01) // ne01
+        i1 = ir - i3 * ne02 * ne01 - i2 * ne01
+        s = row_sum(<const char *> src0.data + i1 * src0.nb[1] + i2 * src0.nb[2] + i3 * src0.nb[3],
+                    ne00, src0.nb[0], src0.type)
+        if mean and ne00 > 0:
+            s = s / <double> ne00
+        elif mean:
+            s = s / 0.0  # numpy: the mean of nothing is NaN
+        store_value(<char *> dst.data + i1 * dst.nb[1] + i2 * dst.nb[2] + i3 * dst.nb[3],
+                    dst.type, s)
+
+
+cdef void compute_sum(ggml_tensor * dst) noexcept nogil:
+    """SUM: every element of src0 into dst's single element (one thread, as in ggml)."""
+    cdef ggml_tensor * src0 = dst.src[0]
+    cdef int64_t i1, i2, i3
+    cdef double s = 0.0
+    for i3 in range(src0.ne[3]):
+        for i2 in range(src0.ne[2]):
+            for i1 in range(src0.ne[1]):
+                s += row_sum(<const char *> src0.data + i1 * src0.nb[1] + i2 * src0.nb[2]
+                             + i3 * src0.nb[3], src0.ne[0], src0.nb[0], src0.type)
+    store_value(<char *> dst.data, dst.type, s)
+
+
+# ----------------------------------------------------------------------------- one node
+cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcept nogil:
+    """ggml_compute_forward: thread ith of nth computes its share of node. 0 or -1."""
+    cdef int op = node.op
+    cdef ggml_tensor tmp
+    if op == GGML_OP_NONE or op == GGML_OP_VIEW or op == GGML_OP_RESHAPE \
+            or op == GGML_OP_PERMUTE or op == GGML_OP_TRANSPOSE:
+        return 0
+    if op == GGML_OP_ADD1:
+        memcpy(&tmp, node, sizeof(ggml_tensor))
+        tmp.op = GGML_OP_ADD  # src1 is a scalar, which tiles any shape
+        return compute_forward(&tmp, ith, nth)
+    if op == GGML_OP_SUM:
+        if ith == 0:
+            compute_sum(node)
+        return 0
+    if op == GGML_OP_SUM_ROWS or op == GGML_OP_MEAN:
+        compute_sum_rows(node, ith, nth, op == GGML_OP_MEAN)
+        return 0
+    if op == GGML_OP_MUL_MAT:
+        mm_compute(node, ith, nth, <float *> work)
+        return 0
+    return compute_forward(node, ith, nth)
+
+
+cdef bint needs_barrier(gplan * p, int s, int nth) noexcept nogil:
+    """Threads must meet after step s unless s and the next working step both run on
+    thread 0 alone (then program order already orders them). The answer depends on the
+    plan only, so every thread takes the same barriers."""
+    cdef int nxt = s + 1
+    while nxt < p.n_steps and p.steps[nxt].kind == STEP_NOOP:
+        nxt += 1
+    if nxt >= p.n_steps:
+        return False
+    return ((p.steps[s].n_tasks > 1 and nth > 1) or (p.steps[nxt].n_tasks > 1 and nth > 1)
+            or p.steps[s].kind == STEP_TEMP or p.steps[nxt].kind == STEP_TEMP)
+
+
+cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
+    """One thread's walk over every step of the plan (the body of the parallel region)."""
+    cdef char * shared = base
+    cdef char * mine = base + align64(p.shared_size) + <size_t> ith * p.per_thread_size
+    cdef gstep * st
+    cdef ggml_tensor * node
+    cdef ggml_tensor tmp, back
+    cdef int s, nt, last = -1
+    cdef size_t es
+    for s in range(p.n_steps):
+        if p.steps[s].kind != STEP_NOOP:
+            last = s
+    for s in range(p.n_steps):
+        st = &p.steps[s]
+        if st.kind == STEP_NOOP:
+            continue
+        nt = st.n_tasks if st.n_tasks < nth else nth
+        if st.kind == STEP_NODE:
+            if ith < nt and compute_node(p.nodes[st.node], ith, nt, mine) < 0:
+                p.error = 1
+        elif st.kind == STEP_FUSED:
+            if ith < nt and fuse_run(st.group, mine, ith, nt) < 0:
+                p.error = 1
+        else:
+            # STEP_TEMP: compute into a contiguous temporary, then copy into dst, so a
+            # dst that overlaps its sources sees their values from before the node ran
+            node = p.nodes[st.node]
+            memcpy(&tmp, node, sizeof(ggml_tensor))
+            tmp.data = shared
+            core_contiguous_strides(node.type, node.ne, tmp.nb)
+            tmp.view_src = NULL
+            if ith < nt and compute_node(&tmp, ith, nt, mine) < 0:
+                p.error = 1
+            gcy_barrier()
+            memcpy(&back, node, sizeof(ggml_tensor))
+            memset(back.src, 0, sizeof(back.src))
+            back.src[0] = &tmp
+            back.op = GGML_OP_DUP
+            if ith < nt and compute_forward(&back, ith, nt) < 0:
+                p.error = 1
+        if s != last and needs_barrier(p, s, nth):
+            gcy_barrier()
+
+
+
+cdef int plan_compute(gplan * p, char * work) noexcept nogil:
+    cdef char * base = <char *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63))
+    p.error = 0
+    # a graph of small nodes runs on the calling thread: no region, no wake-ups
+    if p.n_active <= 1 or not GGML_CY_HAVE_OPENMP:
+        run_thread(p, base, 0, 1)
+    else:
+        with parallel(num_threads=p.n_active):
+            run_thread(p, base, gcy_omp_thread_num(), gcy_omp_num_threads())
+    return -1 if p.error else 0
+
+
+# ----------------------------------------------------------------------------- planning
+cdef bint is_view_op(int op) noexcept nogil:
+    return (op == GGML_OP_NONE or op == GGML_OP_VIEW or op == GGML_OP_RESHAPE
+            or op == GGML_OP_PERMUTE or op == GGML_OP_TRANSPOSE)
+
+
+cdef str tensor_label(ggml_tensor * t):
+    name = t.name.decode("utf-8", "replace")
+    shape = "[" + ", ".join(str(t.ne[i]) for i in range(4)) + "]"
+    return f"'{name}' ({op_name(t.op).decode()}, {ggml_type_name(t.type).decode()} {shape})"
+
+
+cdef int check_node(ggml_tensor * t, bint need_data) except -1:
+    """Raises when the CPU cannot run node t (no data, type combination not supported)."""
+    cdef int op = t.op
+    cdef int i, t1
+    if op < 0 or op >= GGML_OP_COUNT:
+        raise ValueError(f"node {tensor_label(t)} has an unknown op {op}")
+    if is_view_op(op):
+        return 0
+    if need_data and t.data == NULL and core_nelements(t) > 0:
+        raise ValueError(f"node {tensor_label(t)} has no data: its context is no_alloc; "
+                         "place its tensors with backend.alloc_ctx_tensors first")
+    for i in range(GGML_MAX_SRC):
+        if (need_data and t.src[i] != NULL and t.src[i].data == NULL
+                and core_nelements(t.src[i]) > 0):
+            raise ValueError(f"source {tensor_label(t.src[i])} of node {tensor_label(t)} "
+                             "has no data (no_alloc context not placed in a buffer)")
+    if t.src[0] == NULL:
+        raise ValueError(f"node {tensor_label(t)} has no source")
+    cdef bint ok
+    if op == GGML_OP_MUL_MAT:
+        ok = (t.src[1] != NULL and t.type == GGML_TYPE_F32 and t.nb[0] == 4
+              and (t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F16)
+              and t.src[1].type == GGML_TYPE_F32)
+    elif op == GGML_OP_SUM or op == GGML_OP_SUM_ROWS or op == GGML_OP_MEAN:
+        ok = ((t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F64)
+              and t.type == t.src[0].type)
+    elif op == GGML_OP_ADD1:
+        ok = t.src[1] != NULL and op_supported(GGML_OP_ADD, t.type, t.src[0].type, t.src[1].type)
+    elif GGML_OP_ADD <= op <= GGML_OP_LE:
+        ok = t.src[1] != NULL and op_supported(op, t.type, t.src[0].type, t.src[1].type)
+    else:
+        ok = op_supported(op, t.type, t.src[0].type, -1)
+    if not ok:
+        srcs = ", ".join(ggml_type_name(t.src[i].type).decode()
+                         for i in range(GGML_MAX_SRC) if t.src[i] != NULL)
+        raise TypeError(f"node {tensor_label(t)}: the CPU backend does not support "
+                        f"{op_name(op).decode()} with sources of type {srcs}")
+    return 0
+
+
+cdef bint needs_temp(ggml_tensor * t) noexcept nogil:
+    """1 when t's destination overlaps a source other than as an exact element-for-element
+    alias (in-place ops alias src0 exactly, which every kernel handles)."""
+    cdef int i, n = GGML_MAX_SRC
+    cdef ggml_tensor * s
+    cdef bint elementwise = (GGML_OP_ADD <= t.op <= GGML_OP_SCALE) or t.op == GGML_OP_ADD1
+    if t.op == GGML_OP_CPY:
+        n = 1  # src1 of a copy is the destination itself, never read
+    for i in range(n):
+        s = t.src[i]
+        if s == NULL or s.data == NULL or t.data == NULL:
+            continue
+        if not extents_overlap(t, s):
+            continue
+        if (elementwise and s.data == t.data and s.type == t.type
+                and memcmp_ne_nb(s, t)):
+            continue
+        return True
+    return False
+
+
+cdef inline bint memcmp_ne_nb(ggml_tensor * a, ggml_tensor * b) noexcept nogil:
+    cdef int i
+    for i in range(4):
+        if a.ne[i] != b.ne[i] or a.nb[i] != b.nb[i]:
+            return False
+    return True
+
+
+cdef int node_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
+    """ggml_get_n_tasks: how many threads share this node."""
+    cdef int op = t.op
+    cdef int64_t n, rows
+    cdef ggml_tensor tmp
+    if is_view_op(op):
+        return 0
+    if n_threads <= 1:
+        return 1
+    if op == GGML_OP_SUM:
+        return 1
+    if op == GGML_OP_SUM_ROWS or op == GGML_OP_MEAN:
+        n = core_nelements(t.src[0]) // MIN_ELEMENTS_PER_THREAD
+        rows = core_nrows(t.src[0])
+        n = n if n < rows else rows
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
+    if op == GGML_OP_MUL_MAT:
+        n = t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3] * t.src[0].ne[0] // MIN_FLOPS_PER_THREAD
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
+    if op == GGML_OP_ADD1:
+        memcpy(&tmp, t, sizeof(ggml_tensor))
+        tmp.op = GGML_OP_ADD
+        return threads_for(&tmp, n_threads)
+    return threads_for(t, n_threads)
+
+
+cdef inline size_t ptr_hash(const void * p) noexcept nogil:
+    # pointers are 16-byte aligned: drop the zero bits, then mix (Fibonacci hashing)
+    return <size_t> ((<uintptr_t> p >> 4) * <uintptr_t> 11400714819323198485ULL >> 7)
+
+
+cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint fuse,
+                        const unsigned char * pinned) except NULL:
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    cdef int i, j, k, n
+    for i in range(n_nodes):
+        check_node(nodes[i], True)
+    cdef gplan * p = <gplan *> calloc(1, sizeof(gplan))
+    if p == NULL:
+        raise MemoryError("graph plan")
+    p.n_threads = n_threads
+    p.n_nodes = n_nodes
+    p.nodes = <ggml_tensor **> malloc(sizeof(ggml_tensor *) * (n_nodes + 1))
+    p.steps = <gstep *> calloc(n_nodes + 1, sizeof(gstep))
+    p.node_tasks = <int *> calloc(n_nodes + 1, sizeof(int))
+    cdef int * last_consumer = <int *> malloc(sizeof(int) * (n_nodes + 1))
+    cdef fuse_group * g
+    if p.nodes == NULL or p.steps == NULL or p.node_tasks == NULL or last_consumer == NULL:
+        free(last_consumer)
+        plan_free(p)
+        raise MemoryError("graph plan")
+    memcpy(p.nodes, nodes, sizeof(ggml_tensor *) * n_nodes)
+    # who reads whom: the last reader of each node decides whether it may stay in cache
+    for i in range(n_nodes):
+        last_consumer[i] = -1
+    # (node pointer -> index through a small open-addressing table: O(n) for big graphs)
+    cdef size_t hsize = 16, h
+    while hsize < <size_t> (2 * n_nodes + 1):
+        hsize *= 2
+    cdef ggml_tensor ** hkeys = <ggml_tensor **> calloc(hsize, sizeof(ggml_tensor *))
+    cdef int * hvals = <int *> malloc(hsize * sizeof(int))
+    if hkeys == NULL or hvals == NULL:
+        free(hkeys)
+        free(hvals)
+        free(last_consumer)
+        plan_free(p)
+        raise MemoryError("graph plan")
+    for i in range(n_nodes):
+        h = ptr_hash(nodes[i]) & (hsize - 1)
+        while hkeys[h] != NULL and hkeys[h] != nodes[i]:
+            h = (h + 1) & (hsize - 1)
+        hkeys[h] = nodes[i]
+        hvals[h] = i
+    for j in range(n_nodes):
+        for k in range(GGML_MAX_SRC):
+            if nodes[j].src[k] == NULL:
+                continue
+            h = ptr_hash(nodes[j].src[k]) & (hsize - 1)
+            while hkeys[h] != NULL:
+                if hkeys[h] == nodes[j].src[k]:
+                    if hvals[h] < j:
+                        last_consumer[hvals[h]] = j
+                    break
+                h = (h + 1) & (hsize - 1)
+    free(hkeys)
+    free(hvals)
+    cdef size_t mm_bytes = align64(mm_work_floats_per_thread() * 4)
+    cdef size_t sz, es
+    cdef gstep * st
+    i = 0
+    try:
+        while i < n_nodes:
+            st = &p.steps[p.n_steps]
+            p.n_steps += 1
+            st.node = i
+            st.count = 1
+            if is_view_op(nodes[i].op):
+                st.kind = STEP_NOOP
+                st.n_tasks = 0
+                i += 1
+                continue
+            if fuse and not needs_temp(nodes[i]):
+                g = <fuse_group *> malloc(sizeof(fuse_group))
+                if g == NULL:
+                    raise MemoryError("graph plan")
+                n = fuse_build_group(nodes, n_nodes, i, pinned, last_consumer, g)
+                for k in range(i, i + n):  # a member needing a temporary breaks fusion
+                    if needs_temp(nodes[k]):
+                        n = 0
+                        break
+                if n >= 2:
+                    st.kind = STEP_FUSED
+                    st.count = n
+                    st.group = g
+                    st.n_tasks = node_tasks(nodes[i + n - 1], n_threads)
+                    for k in range(i, i + n):
+                        p.node_tasks[k] = st.n_tasks
+                    sz = align64(fuse_work_size(g))
+                    if sz > p.per_thread_size:
+                        p.per_thread_size = sz
+                    i += n
+                    continue
+                free(g)
+            st.n_tasks = node_tasks(nodes[i], n_threads)
+            p.node_tasks[i] = st.n_tasks
+            if needs_temp(nodes[i]):
+                st.kind = STEP_TEMP
+                es = ggml_type_size(nodes[i].type)
+                sz = align64(<size_t> core_nelements(nodes[i]) * es)
+                if sz > p.shared_size:
+                    p.shared_size = sz
+            else:
+                st.kind = STEP_NODE
+            if nodes[i].op == GGML_OP_MUL_MAT and mm_bytes > p.per_thread_size:
+                p.per_thread_size = mm_bytes
+            i += 1
+    except BaseException:
+        free(last_consumer)
+        plan_free(p)
+        raise
+    free(last_consumer)
+    p.n_active = 1
+    for i in range(p.n_steps):
+        if p.steps[i].n_tasks > p.n_active:
+            p.n_active = p.steps[i].n_tasks
+    p.work_size = 64 + align64(p.shared_size) + <size_t> n_threads * p.per_thread_size
+    return p
+
+
+cdef void plan_free(gplan * p) noexcept nogil:
+    cdef int s
+    if p == NULL:
+        return
+    if p.steps != NULL:
+        for s in range(p.n_steps):
+            free(p.steps[s].group)
+    free(p.steps)
+    free(p.nodes)
+    free(p.node_tasks)
+    free(p)
+
+
+_STEP_NAMES = {STEP_NOOP: "noop", STEP_NODE: "node", STEP_TEMP: "node+temp",
+               STEP_FUSED: "fused"}
+
+
+cdef class Plan:
+    """A compute plan (ggml_cplan): work-buffer size, threads per node, fused groups.
+
+    Made by ``graph.plan(n_threads)``; valid while the graph is unchanged."""
+
+    def __dealloc__(self):
+        plan_free(self.p)
+        self.p = NULL
+
+    @property
+    def n_threads(self):
+        return self.p.n_threads
+
+    @property
+    def work_size(self):
+        """Bytes of work buffer compute needs (mul_mat packs, fused scratch, temps)."""
+        return self.p.work_size
+
+    @property
+    def n_tasks(self):
+        """Threads taking part in each node, in node order (0 for views)."""
+        return [self.p.node_tasks[i] for i in range(self.p.n_nodes)]
+
+    @property
+    def steps(self):
+        """(kind, first node index, node count) for each step the executor runs."""
+        return [(_STEP_NAMES[self.p.steps[s].kind], self.p.steps[s].node,
+                 self.p.steps[s].count) for s in range(self.p.n_steps)]
+
+    @property
+    def fused_groups(self):
+        """Node index ranges computed as fused elementwise groups."""
+        return [(self.p.steps[s].node, self.p.steps[s].count) for s in range(self.p.n_steps)
+                if self.p.steps[s].kind == STEP_FUSED]
+
+    @property
+    def machine_groups(self):
+        """The fused groups that run on the accumulator machine (plain float arithmetic
+        along rows, csrc/fused_vm.h), as (first node index, node count)."""
+        return [(self.p.steps[s].node, self.p.steps[s].count) for s in range(self.p.n_steps)
+                if self.p.steps[s].kind == STEP_FUSED and self.p.steps[s].group.vm]
+
+    def __repr__(self):
+        return (f"Plan(n_threads={self.p.n_threads}, work_size={self.p.work_size}, "
+                f"n_nodes={self.p.n_nodes}, fused_groups={len(self.fused_groups)})")
+
+
+cdef Plan make_plan(ggml_tensor ** nodes, int n_nodes, int n_threads, bint fuse,
+                    const unsigned char * pinned, object keepalive):
+    cdef Plan plan = Plan.__new__(Plan)
+    plan.p = plan_build(nodes, n_nodes, n_threads, fuse, pinned)
+    plan.keepalive = keepalive
+    return plan

@@ -1,0 +1,126 @@
+# The CPU kernel layer's contract. Kernels take ggml_tensor descriptors (type, ne, nb,
+# data, op, op_params, src) and nothing else: no Python objects, noexcept nogil, callable
+# from the eager numpy-style API and from the graph executor alike (ggml:
+# ggml_compute_forward). Implementation: _kernels.pyx (rendered from _kernels.pyx.tp).
+from libc.stdint cimport int64_t
+from ggml_cy.core._core cimport ggml_tensor
+
+cdef extern from "ops_defs.h" nogil:
+    ctypedef enum ggml_op:
+        GGML_OP_NONE
+        GGML_OP_DUP
+        GGML_OP_CPY
+        GGML_OP_CONT
+        GGML_OP_ADD
+        GGML_OP_SUB
+        GGML_OP_MUL
+        GGML_OP_DIV
+        GGML_OP_FLOOR_DIV
+        GGML_OP_MOD
+        GGML_OP_FMOD
+        GGML_OP_MAX
+        GGML_OP_MIN
+        GGML_OP_FMAX
+        GGML_OP_FMIN
+        GGML_OP_POW
+        GGML_OP_PRELU
+        GGML_OP_LOGICAL_AND
+        GGML_OP_LOGICAL_OR
+        GGML_OP_LOGICAL_XOR
+        GGML_OP_EQ
+        GGML_OP_NE
+        GGML_OP_GT
+        GGML_OP_GE
+        GGML_OP_LT
+        GGML_OP_LE
+        GGML_OP_LOGICAL_NOT
+        GGML_OP_NEG
+        GGML_OP_ABS
+        GGML_OP_SGN
+        GGML_OP_SQR
+        GGML_OP_SQRT
+        GGML_OP_EXP
+        GGML_OP_EXPM1
+        GGML_OP_LOG
+        GGML_OP_LOG1P
+        GGML_OP_SIN
+        GGML_OP_COS
+        GGML_OP_TANH
+        GGML_OP_FLOOR
+        GGML_OP_CEIL
+        GGML_OP_ROUND
+        GGML_OP_TRUNC
+        GGML_OP_RELU
+        GGML_OP_LEAKY_RELU
+        GGML_OP_ELU
+        GGML_OP_SIGMOID
+        GGML_OP_SILU
+        GGML_OP_GELU
+        GGML_OP_GELU_ERF
+        GGML_OP_GELU_QUICK
+        GGML_OP_HARDSWISH
+        GGML_OP_HARDSIGMOID
+        GGML_OP_SOFTPLUS
+        GGML_OP_STEP
+        GGML_OP_CLAMP
+        GGML_OP_SCALE
+        GGML_OP_ADD1
+        GGML_OP_VIEW
+        GGML_OP_RESHAPE
+        GGML_OP_PERMUTE
+        GGML_OP_TRANSPOSE
+        GGML_OP_SUM
+        GGML_OP_SUM_ROWS
+        GGML_OP_MEAN
+        GGML_OP_MUL_MAT
+        GGML_OP_COUNT
+
+cdef extern from "kernels_elem.h" nogil:
+    enum:
+        # Extra bit in compute_parallel's/compute_forward's result: an integer power had
+        # a negative exponent (numpy raises ValueError "Integers to negative integer
+        # powers are not allowed."); those elements are 0.
+        KERN_STATUS_NEG_INT_POWER
+        # op_params slots: float32 params in slots 0-1 (ggml's layout); when
+        # op_params[KERN_PARAM_F64_FLAG_SLOT] == 1, exact float64 copies start at slot
+        # KERN_PARAM_F64_SLOT (two slots each). Write them with kernel_set_params.
+        KERN_PARAM_F64_SLOT
+        KERN_PARAM_F64_FLAG_SLOT
+
+# Stores up to two parameters of an elementwise op (LEAKY_RELU slope, CLAMP min/max,
+# SCALE s, ELU alpha) into t.op_params: as float32 (ggml's slots) and as exact float64.
+cdef void kernel_set_params(ggml_tensor * t, int n, const double * values) noexcept nogil
+
+# Name of an op ("ADD", "SUB", ...; ggml's GGML_OP_NAME table), "?" when out of range.
+cdef const char * op_name(int op) noexcept nogil
+
+# 1 when the CPU kernels implement `op` for these types (src1_type -1 for unary ops).
+cdef bint op_supported(int op, int dst_type, int src0_type, int src1_type) noexcept nogil
+
+# Elementwise ops: dst = op(src0[, src1]) with dst.ne the output shape, each source's ne
+# dividing dst.ne per dim (ggml's tiling; ne 1 = broadcast), any signed byte strides.
+# Copy ops (DUP/CPY/CONT): same element count, any shapes (flat unravel), any type pair.
+# Thread `ith` of `nth` computes its share of dst's rows (ggml's ith/nth split). Returns 0,
+# or -1 when the op/type combination is not supported (dst is then untouched).
+cdef int compute_forward(ggml_tensor * dst, int ith, int nth) noexcept nogil
+
+# Runs compute_forward on n_threads inside one parallel region (a single thread, with no
+# region entered, for small work) and returns the floating-point exception flags
+# (FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW | FE_UNDERFLOW) that numpy would report for
+# this op, OR-ed over threads; -1 when unsupported. Integer division by zero raises
+# FE_DIVBYZERO and integer overflow in floor_divide raises FE_OVERFLOW, as numpy does.
+cdef int compute_parallel(ggml_tensor * dst, int n_threads) noexcept nogil
+
+# Threads actually worth using for this node (1 below the size where a parallel region
+# pays off); compute_parallel applies it itself.
+cdef int threads_for(const ggml_tensor * dst, int n_threads) noexcept nogil
+
+# Merges adjacent dims of an N-D iteration space (numpy order: dim 0 outermost) that share
+# one broadcast/stride pattern across all `nops` operands, in place. shape[nd];
+# strides[iop][nd] in bytes (0 for broadcast). Size-1 dims are dropped. Returns the new nd
+# (0 for a scalar). Operand 0 is the output. Used by the front ends before building the
+# (at most 4-D) descriptors.
+cdef int merge_dims(int nd, int64_t * shape, int nops, int64_t ** strides) noexcept nogil
+
+# The process-wide default thread count (set through ggml_cy.cpu.threads).
+cdef int default_num_threads() noexcept nogil

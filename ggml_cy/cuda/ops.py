@@ -1,0 +1,523 @@
+"""ggml_cy.cuda's device arrays and eager operations (the GPU path).
+
+    import ggml_cy, ggml_cy.cuda as gcuda
+    if gcuda.is_available():
+        a = gcuda.asarray(np.ones((4096, 4096), np.float32))   # host -> device
+        b = gcuda.asarray(np.arange(4096, dtype=np.float32))
+        c = ggml_cy.add(a, b)          # runs on the device, returns a DeviceTensor
+        c.numpy()                      # device -> host
+
+This module always imports. Without the compiled CUDA library (no nvcc at build time, or
+GGML_CY_CUDA=0) or without a device, ``is_available()`` is False and every call that needs
+the GPU raises RuntimeError saying why. Device errors are Python exceptions: out of memory
+is MemoryError, bad shapes ValueError, an op or type the kernels lack TypeError, anything
+else ``CudaError`` (a RuntimeError) carrying CUDA's own message.
+"""
+import numpy as np
+
+from ggml_cy.cuda import tensor as _tensor
+from ggml_cy.cuda.runtime import require as _require, current_device
+from ggml_cy.cuda.tensor import (BF16, BOOL, F32, DeviceTensor, contiguous_strides,
+                                  merge_layouts, np_dtype, type_of, MAXDIMS)
+
+__all__ = ["asarray", "empty", "zeros", "from_dlpack", "eager_call", "scaled_op", "copy",
+           "astype", "copyto", "to_numpy", "dlpack_capsule"]
+
+
+# ----------------------------------------------------------------------------- tensors
+def empty(shape, dtype=np.float32):
+    """An uninitialised contiguous device tensor."""
+    c = _require()
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    if len(shape) > MAXDIMS:
+        raise ValueError(f"at most {MAXDIMS} dims on the CUDA device")
+    t = type_of(dtype)
+    size = 1
+    for s in shape:
+        size *= s
+    itemsize = 2 if t == BF16 else np_dtype(t).itemsize
+    buf = c.Buffer.alloc(size * itemsize)
+    return DeviceTensor(buf, 0, t, shape, contiguous_strides(shape, itemsize))
+
+
+def zeros(shape, dtype=np.float32):
+    x = empty(shape, dtype)
+    x.buffer.memset(0, 0, x.nbytes)
+    return x
+
+
+def _float32_to_bf16_bits(a):
+    """Round to nearest even (NaN kept quiet), as ggml's fp32 -> bf16."""
+    u = np.asarray(a, dtype=np.float32, order="C").view(np.uint32)
+    nan = (u & 0x7fffffff) > 0x7f800000
+    r = ((u + (0x7fff + ((u >> 16) & 1))) >> 16).astype(np.uint16)
+    r[nan] = ((u[nan] >> 16) | 64).astype(np.uint16)
+    return r
+
+
+def asarray(a, dtype=None):
+    """Copies a host array (anything np.asarray takes) to the device. dtype='bfloat16'
+    converts floats to bfloat16 (a uint16 array is taken as bfloat16 bit patterns)."""
+    if isinstance(a, DeviceTensor):
+        return a if dtype is None or type_of(dtype) == a.ggml_type else astype(a, dtype)
+    c = _require()
+    if dtype is not None and type_of(dtype) == BF16:
+        host = np.asarray(a)
+        bits = host if host.dtype == np.uint16 else _float32_to_bf16_bits(host)
+        bits = np.asarray(bits, dtype=np.uint16, order="C")
+        t = BF16
+    else:
+        bits = np.asarray(a, dtype=dtype, order="C")     # keeps 0-d arrays 0-d
+        t = type_of(bits.dtype)
+    if bits.ndim > MAXDIMS:
+        raise ValueError(f"at most {MAXDIMS} dims on the CUDA device, got {bits.ndim}")
+    buf = c.Buffer.alloc(bits.nbytes)
+    if bits.nbytes:
+        buf.set_bytes(0, bits.reshape(-1).view(np.uint8))
+    return DeviceTensor(buf, 0, t, bits.shape, contiguous_strides(bits.shape, bits.itemsize))
+
+
+def to_numpy(x, raw_bfloat16=False):
+    if not x.is_contiguous():
+        x = copy(x)
+    if x.ggml_type == BF16:
+        host = np.empty(x.shape, np.uint16)
+    else:
+        host = np.empty(x.shape, x.dtype)
+    if host.nbytes:
+        x.buffer.get_bytes(x.offset, host.reshape(-1).view(np.uint8))
+    if x.ggml_type == BF16 and not raw_bfloat16:
+        host = (host.astype(np.uint32) << 16).view(np.float32)
+    return host
+
+
+# ----------------------------------------------------------------------------- ops
+# The op numbers (ggml_cy/csrc/ops_defs.h) come from the compiled extension.
+def _ops():
+    return _require().OPS
+
+
+_BINARY = {
+    "add": "ADD", "subtract": "SUB", "multiply": "MUL", "divide": "DIV", "true_divide": "DIV",
+    "floor_divide": "FLOOR_DIV", "remainder": "MOD", "mod": "MOD", "fmod": "FMOD",
+    "maximum": "MAX", "minimum": "MIN", "fmax": "FMAX", "fmin": "FMIN", "power": "POW",
+    "logical_and": "LOGICAL_AND", "logical_or": "LOGICAL_OR", "logical_xor": "LOGICAL_XOR",
+    "equal": "EQ", "not_equal": "NE", "greater": "GT", "greater_equal": "GE", "less": "LT",
+    "less_equal": "LE", "prelu": "PRELU",
+}
+_UNARY = {
+    "negative": "NEG", "absolute": "ABS", "abs": "ABS", "sign": "SGN", "square": "SQR",
+    "sqrt": "SQRT", "exp": "EXP", "expm1": "EXPM1", "log": "LOG", "log1p": "LOG1P",
+    "sin": "SIN", "cos": "COS", "tanh": "TANH", "floor": "FLOOR", "ceil": "CEIL",
+    "rint": "ROUND", "trunc": "TRUNC", "logical_not": "LOGICAL_NOT",
+}
+# ggml's activations: float results (integer input promotes as for numpy.exp)
+_ACTIVATIONS = {
+    "relu": "RELU", "sigmoid": "SIGMOID", "silu": "SILU", "gelu": "GELU",
+    "gelu_erf": "GELU_ERF", "gelu_quick": "GELU_QUICK", "elu": "ELU",
+    "hardswish": "HARDSWISH", "hardsigmoid": "HARDSIGMOID", "softplus": "SOFTPLUS",
+    "step": "STEP", "leaky_relu": "LEAKY_RELU", "scale": "SCALE",
+}
+
+
+def _float_bits(v):
+    return int(np.array(v, np.float32).view(np.int32))
+
+
+def _is_device(x):
+    return getattr(type(x), "__ggml_cy_device__", False)
+
+
+def _kind(x):
+    """What numpy's type resolution sees: a dtype, or the Python type of a weak scalar."""
+    if _is_device(x):
+        return np_dtype(x.ggml_type)
+    if type(x) in (int, float):
+        return type(x)
+    if type(x) is bool:
+        return np.dtype(np.bool_)
+    return np.asarray(x).dtype
+
+
+_loop_cache = {}
+
+
+def _loop_types(ufunc, args, dtype):
+    """ggml types of the inputs and the output of the loop numpy would pick (memoized on
+    the operands' kinds: numpy's resolution costs microseconds)."""
+    marks = tuple(("d", a.ggml_type) if _is_device(a) else _kind(a) for a in args)
+    key = (ufunc, marks, dtype if dtype is None or isinstance(dtype, (str, type)) else np.dtype(dtype))
+    hit = _loop_cache.get(key)
+    if hit is not None:
+        return hit
+    kinds = [_kind(a) for a in args]
+    want = None
+    if dtype is not None:       # numpy's dtype=: the output (and so the loop) type
+        want = np.dtype(np.float32) if type_of(dtype) == BF16 else np.dtype(dtype)
+    dts = ufunc.resolve_dtypes(tuple(kinds) + (want,))
+    ins, out = [type_of(d) for d in dts[:-1]], type_of(dts[-1])
+    # bfloat16: when every array operand is bfloat16 and numpy's stand-in loop is float32,
+    # the loop runs in bfloat16 (as float16 runs in float16)
+    arrays = [a for a in args if _is_device(a) or not type(a) in (int, float, bool)]
+    want_bf16 = (dtype is not None and type_of(dtype) == BF16) or (
+        arrays and all(_is_device(a) and a.ggml_type == BF16 for a in arrays))
+    if want_bf16:
+        ins = [BF16 if t == F32 else t for t in ins]
+        out = BF16 if out == F32 else out
+    if len(_loop_cache) > 4096:
+        _loop_cache.clear()
+    _loop_cache[key] = (ins, out)
+    return ins, out
+
+
+_scalar_cache = {}
+
+
+def _dtype_arg(t):
+    """The dtype argument naming ggml type t (numpy dtype, or 'bfloat16')."""
+    return "bfloat16" if t == BF16 else np_dtype(t)
+
+
+def _to_device(x, t):
+    """x as a device tensor of ggml type t (uploads host data, casts device data)."""
+    if _is_device(x):
+        if not x.alive:
+            raise CudaError("a device tensor argument's buffer was freed")
+        return x if x.ggml_type == t else copy(x, _dtype_arg(t))
+    if type(x) in (int, float, bool):
+        key = (t, type(x), x)
+        hit = _scalar_cache.get(key)
+        if hit is not None and hit.alive:
+            return hit
+        if t == BF16:
+            dev = asarray(np.float32(x), dtype="bfloat16")
+        else:
+            dev = asarray(np.asarray(x, dtype=np_dtype(t)))
+        if len(_scalar_cache) > 256:
+            _scalar_cache.clear()
+        _scalar_cache[key] = dev
+        return dev
+    host = np.asarray(x)
+    return asarray(host, dtype="bfloat16" if t == BF16 else np_dtype(t))
+
+
+def _aligned(x, nd):
+    """shape/strides of x right-aligned to nd dims (broadcast dims: extent 1)."""
+    pad = nd - x.ndim
+    return (1,) * pad + x.shape, (0,) * pad + x.strides
+
+
+def _check_out(out, shape, t):
+    if not _is_device(out):
+        raise TypeError("out= must be a ggml_cy.cuda DeviceTensor when computing on the device")
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"out has shape {out.shape}, the result has shape {tuple(shape)}")
+    return out
+
+
+_plan_cache = {}
+
+
+def _descs(target, srcs):
+    """Each operand's 4-D (ne, nb), target first, after dim merging over target's shape
+    (the sources already broadcast to it); None when more than 4 dims remain. Memoized on
+    the operands' shapes and strides."""
+    key = ((target.shape, target.strides, target.itemsize),
+           tuple((s.shape, s.strides, s.itemsize) for s in srcs))
+    hit = _plan_cache.get(key, False)
+    if hit is not False:
+        return hit
+    shape = target.shape
+    nd = len(shape)
+    if nd == 0:
+        descs = [((1, 1, 1, 1), (t.itemsize,) * 4) for t in [target] + list(srcs)]
+    else:
+        layouts = [(target.shape, target.strides)]
+        for x in srcs:
+            pad = nd - x.ndim
+            layouts.append(((1,) * pad + x.shape, (0,) * pad + x.strides))
+        try:
+            _, descs = merge_layouts(shape, layouts)
+        except ValueError:
+            descs = None
+    if len(_plan_cache) > 4096:
+        _plan_cache.clear()
+    _plan_cache[key] = descs
+    return descs
+
+
+def _sub(x, nd, i):
+    """Operand x (broadcast to nd dims) at index i of the outermost dim."""
+    if x.ndim < nd:
+        return x
+    return x[0] if x.shape[0] == 1 else x[i]
+
+
+def _launch(c, op, target, srcs, params=None):
+    """One kernel launch for target = op(srcs); an outer loop of launches when the layout
+    keeps more than 4 dims after merging (the library's tensors are 4-D)."""
+    if target.size == 0:
+        return
+    descs = _descs(target, srcs)
+    if descs is None:
+        nd = target.ndim
+        for i in range(target.shape[0]):
+            _launch(c, op, target[i], [_sub(x, nd, i) for x in srcs], params)
+        return
+    ne, nb = descs[0]
+    d = (target.ggml_type, ne, nb, target.data_ptr)
+    ne, nb = descs[1]
+    a = (srcs[0].ggml_type, ne, nb, srcs[0].data_ptr)
+    if len(srcs) == 2:
+        ne, nb = descs[2]
+        c.op_forward(op, d, a, (srcs[1].ggml_type, ne, nb, srcs[1].data_ptr), params)
+    else:
+        c.op_forward(op, d, a, None, params)
+
+
+_shape_cache = {}
+
+
+def _broadcast_shape(srcs):
+    key = tuple(s.shape for s in srcs)
+    hit = _shape_cache.get(key)
+    if hit is None:
+        try:
+            hit = tuple(np.broadcast_shapes(*key))
+        except ValueError as exc:
+            raise ValueError(f"operands could not be broadcast together: {exc}") from None
+        if len(_shape_cache) > 4096:
+            _shape_cache.clear()
+        _shape_cache[key] = hit
+    return hit
+
+
+def _run(opname, srcs, out_type, out=None, params=None):
+    """Runs a ggml op over device tensors srcs (broadcast numpy-style), into a new tensor
+    of out_type (or into `out`, casting when its type differs)."""
+    c = _require()
+    shape = _broadcast_shape(srcs)
+    if out is not None:
+        _check_out(out, shape, out_type)
+    if out is not None and out.ggml_type == out_type:
+        target = out
+    else:
+        target = empty(shape, "bfloat16" if out_type == BF16 else np_dtype(out_type))
+    _launch(c, c.OPS[opname], target, srcs, params)
+    if out is not None and target is not out:
+        copyto(out, target)
+        return out
+    return target
+
+
+def copy(x, dtype=None):
+    """A contiguous copy (converted to dtype when given)."""
+    t = x.ggml_type if dtype is None else type_of(dtype)
+    return _run("CPY", [x], t) if x.size else empty(x.shape, "bfloat16" if t == BF16 else np_dtype(t))
+
+
+def astype(x, dtype, copy=True):
+    t = type_of(dtype)
+    if t == x.ggml_type and not copy:
+        return x
+    return globals()["copy"](x, dtype)
+
+
+def copyto(dst, src):
+    """dst[...] = src (broadcast, converted), on the device."""
+    c = _require()
+    if not _is_device(dst):
+        raise TypeError("copyto on the device needs a DeviceTensor destination")
+    src = _to_device(src, dst.ggml_type) if not _is_device(src) else src
+    shape = dst.shape
+    try:
+        if np.broadcast_shapes(src.shape, shape) != tuple(shape):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"could not broadcast input of shape {src.shape} into shape {shape}") from None
+    if tuple(src.shape) != tuple(shape):
+        # materialize the broadcast through a stride-0 view, then copy
+        nd = len(shape)
+        sh, st = _aligned(src, nd)
+        st = tuple(0 if sh[i] == 1 and shape[i] != 1 else st[i] for i in range(nd))
+        src = DeviceTensor(src.buffer, src.offset, src.ggml_type, shape, st)
+    _launch(c, c.OPS["CPY"], dst, [src])
+    return None
+
+
+def eager_call(name, args, kwargs):
+    """The eager API's entry for device tensors: ggml_cy.<name>(*args, **kwargs) computed
+    on the device. Type promotion follows numpy (the loop numpy would pick)."""
+    _require()
+    kwargs = dict(kwargs or {})
+    out = kwargs.pop("out", None)
+    if isinstance(out, tuple):
+        out = out[0] if len(out) == 1 else out
+    dtype = kwargs.pop("dtype", None)
+    kwargs.pop("n_threads", None)
+    if name in _BINARY:
+        if len(args) != 2:
+            raise TypeError(f"{name} takes 2 arguments, got {len(args)}")
+        if name == "prelu":        # float results: promotion as multiply, then as exp
+            ins, outt = _loop_types(np.multiply, args, dtype)
+            if outt != BF16 and np_dtype(outt).kind != "f":
+                outt = type_of(np.exp.resolve_dtypes((np_dtype(outt), None))[1])
+                ins = [outt, outt]
+        else:
+            ins, outt = _loop_types(getattr(np, name), args, dtype)
+        srcs = [_to_device(a, t) for a, t in zip(args, ins)]
+        return _run(_BINARY[name], srcs, outt, out)
+    if name in _UNARY or name in _ACTIVATIONS:
+        x = args[0]
+        params = None
+        if name in _UNARY:
+            ins, outt = _loop_types(getattr(np, name if name != "abs" else "absolute"), (x,), dtype)
+        else:
+            ins, outt = _loop_types(np.exp, (x,), dtype)
+            if name == "leaky_relu":
+                slope = args[1] if len(args) > 1 else kwargs.pop("negative_slope", 0.01)
+                params = [_float_bits(slope)]
+            elif name == "elu":
+                alpha = args[1] if len(args) > 1 else kwargs.pop("alpha", 1.0)
+                params = [_float_bits(alpha)]
+            elif name == "scale":
+                s = args[1] if len(args) > 1 else kwargs.pop("s")
+                params = [_float_bits(s)]
+        return _run(_UNARY.get(name) or _ACTIVATIONS[name], [_to_device(x, ins[0])], outt,
+                    out, params)
+    if name == "clip":
+        a, lo, hi = args
+        x = a if _is_device(a) else _to_device(a, type_of(np.asarray(a).dtype))
+        if _is_device(lo) or _is_device(hi) or np.ndim(lo) or np.ndim(hi):
+            # array bounds: maximum then minimum, numpy's order of application
+            r = eager_call("maximum", (x, lo), {}) if lo is not None else x
+            return eager_call("minimum", (r, hi), {"out": out}) if hi is not None else r
+        lo_v = -np.inf if lo is None else float(lo)
+        hi_v = np.inf if hi is None else float(hi)
+        if np_dtype(x.ggml_type).kind != "f" and x.ggml_type != BF16:
+            r = eager_call("maximum", (x, lo), {}) if lo is not None else x
+            return eager_call("minimum", (r, hi), {"out": out}) if hi is not None else r
+        return _run("CLAMP", [x], x.ggml_type, out, [_float_bits(lo_v), _float_bits(hi_v)])
+    if name == "astype":
+        x, dt = args
+        return astype(x, dt, copy=kwargs.get("copy", True))
+    if name == "ascontiguousarray":
+        x = args[0]
+        if not _is_device(x):
+            x = asarray(x)
+        r = x.contiguous()
+        return r if dtype is None else astype(r, dtype, copy=False)
+    if name == "copyto":
+        dst, src = args
+        if kwargs.get("where", True) is not True:
+            raise TypeError("copyto(where=...) is not supported on the CUDA device")
+        return copyto(dst, src)
+    raise TypeError(f"ggml_cy.{name} is not supported for CUDA device tensors")
+
+
+_SCALED_OPS = {"add": "ADD", "subtract": "SUB", "multiply": "MUL", "divide": "DIV",
+               "maximum": "MAX", "minimum": "MIN"}
+
+
+def scaled_op(name, a, b, s0, s1, s_out, out=None):
+    """int8 ops with per-tensor scales (OpenPPL's quantized form):
+    out = saturate_int8(rint((a*s0 <op> b*s1) / s_out)), computed in float32.
+    a, b: int8 device tensors (broadcast numpy-style); name: add, subtract, multiply,
+    divide, maximum or minimum."""
+    c = _require()
+    if name not in _SCALED_OPS:
+        raise ValueError(f"scaled_op supports {sorted(_SCALED_OPS)}, not {name!r}")
+    a = a if _is_device(a) else asarray(np.asarray(a, np.int8))
+    b = b if _is_device(b) else asarray(np.asarray(b, np.int8))
+    from ggml_cy.cuda.tensor import I8
+    if a.ggml_type != I8 or b.ggml_type != I8:
+        raise TypeError("scaled_op needs int8 tensors")
+    for s, nm in ((s0, "s0"), (s1, "s1"), (s_out, "s_out")):
+        if not np.isfinite(s):
+            raise ValueError(f"{nm} must be finite, got {s}")
+    if s_out == 0:
+        raise ValueError("s_out must be nonzero")
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    target = out if out is not None else empty(shape, np.int8)
+    _check_out(target, shape, I8)
+    if target.ggml_type != I8:
+        raise TypeError("out must be int8")
+    nd = len(shape)
+    if nd == 0:
+        descs = [((1, 1, 1, 1), (1, 1, 1, 1))] * 3
+    else:
+        _, descs = merge_layouts(shape, [_aligned(target, nd), _aligned(a, nd), _aligned(b, nd)])
+    full = [(t.ggml_type, ne, nb, t.data_ptr) for t, (ne, nb) in zip([target, a, b], descs)]
+    if target.size:
+        c.scaled_i8(c.OPS[_SCALED_OPS[name]], full[0], full[1], full[2], s0, s1, s_out)
+    return target
+
+
+# ----------------------------------------------------------------------------- DLPack
+_DL_CODES = {"f": 2, "i": 0, "u": 1, "b": 6}
+
+
+def dlpack_capsule(x, stream=None, dl_device=None, copy=None):
+    c = _require()
+    if copy:
+        raise BufferError("ggml_cy device tensors export without copies only (copy=True)")
+    if dl_device is not None and tuple(dl_device) != (2, c.get_device()):
+        raise BufferError(f"cannot export to DLPack device {dl_device}")
+    ptr = x.data_ptr
+    if stream is not None and stream != -1:
+        c.other_wait_stream(int(stream))
+    elif stream is None:
+        c.other_wait_stream(1)
+    if x.ggml_type == BF16:
+        code, bits = 4, 16
+    else:
+        d = np_dtype(x.ggml_type)
+        code, bits = _DL_CODES[d.kind], d.itemsize * 8
+    isz = x.itemsize
+    if any(s % isz for s in x.strides):
+        raise BufferError("strides are not a multiple of the element size")
+    return c.dlpack_export(x, ptr, c.get_device(), code, bits, x.shape,
+                           [s // isz for s in x.strides])
+
+
+def _type_from_dl(code, bits):
+    table = {(2, 32): F32, (2, 16): 1, (2, 64): 28, (4, 16): BF16, (0, 8): 24, (0, 16): 25,
+             (0, 32): 26, (0, 64): 27, (1, 8): 40, (6, 8): BOOL, (1, 1): BOOL}
+    t = table.get((code, bits))
+    if t is None:
+        raise TypeError(f"DLPack dtype (code {code}, {bits} bits) is not supported")
+    return t
+
+
+def from_dlpack(x):
+    """Wraps another library's CUDA tensor (torch, cupy, ...) without a copy. Host
+    (CPU) producers give a numpy array (numpy.from_dlpack)."""
+    dev = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else None
+    if dev is not None and int(dev[0]) == 1:
+        return np.from_dlpack(x)
+    c = _require()
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"{type(x).__name__} does not support DLPack (__dlpack__)")
+    if isinstance(x, DeviceTensor):
+        return x
+    try:
+        capsule = x.__dlpack__(stream=c.stream_handle())
+    except TypeError:
+        capsule = x.__dlpack__()
+    buf, dtype_dev, dev_id, code, bits, shape, strides, ptr = c.dlpack_import(capsule)
+    if dtype_dev != 2:
+        buf.free()
+        raise TypeError(f"DLPack device type {dtype_dev} is not CUDA memory")
+    t = _type_from_dl(code, bits)
+    isz = 2 if t == BF16 else np_dtype(t).itemsize
+    bstrides = contiguous_strides(shape, isz) if strides is None else tuple(s * isz for s in strides)
+    return DeviceTensor(buf, ptr - buf.ptr, t, shape, bstrides)
+
+
+# DeviceTensor's methods and operators (copies, numpy(), DLPack, + - * ...) call these
+# functions; registering them here keeps tensor.py free of any import of this module.
+_tensor._OPS = __import__(__name__, fromlist=["_"])

@@ -1,0 +1,538 @@
+"""``ggml_cy.evaluate("a*b + c*d - e", a=..., ...)``: elementwise expressions on numpy
+arrays, run as one fused pass over the data (numexpr's idea, on ggml's graph executor).
+
+The expression is parsed with Python's ``ast`` (never ``eval``), turned into ggml graph
+nodes in a throw-away ``no_alloc`` context whose leafs point at the numpy arrays (no
+copies), and computed by the graph executor: consecutive elementwise nodes run as one
+fused group, block by block, with intermediates in per-thread cache-sized scratch, so
+memory sees the inputs once and the output once. Results are bitwise what the unfused
+graph (and numpy, for + - * /) computes.
+
+Grammar: names, numeric constants, ``+ - * / // % **``, unary ``-``/``+``, and calls of
+the functions in ``FUNCTIONS`` (numpy's names). Inputs: float32/float64 arrays (or
+Python/numpy floats), broadcast as numpy broadcasts. Every operation is typed as numpy
+types it (NEP 50): constant parts are folded as Python computes them, and a tree that
+numpy would compute partly in float32 and partly in float64 runs operation by operation
+through ggml_cy's eager functions (see _typed).
+"""
+import ast
+import functools
+import operator
+
+import numpy as np
+
+from ggml_cy.core import _core
+from ggml_cy.graph import _graph
+from ggml_cy.cpu import threads as _threads
+from ggml_cy.core._core import GGMLType
+
+__all__ = ["evaluate", "FUNCTIONS"]
+
+_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
+           ast.FloorDiv: "floor_div", ast.Mod: "mod", ast.Pow: "pow"}
+
+# numpy name -> (builder, number of arguments)
+FUNCTIONS = {
+    "exp": ("exp", 1), "expm1": ("expm1", 1), "log": ("log", 1), "log1p": ("log1p", 1),
+    "sqrt": ("sqrt", 1), "sin": ("sin", 1), "cos": ("cos", 1), "tanh": ("tanh", 1),
+    "abs": ("abs", 1), "absolute": ("abs", 1), "negative": ("neg", 1),
+    "square": ("sqr", 1), "floor": ("floor", 1), "ceil": ("ceil", 1),
+    "trunc": ("trunc", 1), "rint": ("round", 1), "sign": ("sgn", 1),
+    "relu": ("relu", 1), "sigmoid": ("sigmoid", 1), "silu": ("silu", 1),
+    "gelu": ("gelu", 1), "softplus": ("softplus", 1),
+    "maximum": ("max", 2), "minimum": ("min", 2), "fmax": ("fmax", 2),
+    "fmin": ("fmin", 2), "power": ("pow", 2), "remainder": ("mod", 2),
+    "mod": ("mod", 2), "fmod": ("fmod", 2), "floor_divide": ("floor_div", 2),
+}
+
+_COMMUTATIVE = {"add", "mul"}   # bitwise commutative in IEEE arithmetic
+_MAX_DIMS = 4
+_TYPES = {np.dtype(np.float32): GGMLType.F32, np.dtype(np.float64): GGMLType.F64}
+
+
+# ----------------------------------------------------------------------------- parsing
+def _parse(expr):
+    if not isinstance(expr, str):
+        raise TypeError(f"expr must be a str, not {type(expr).__name__}")
+    return _parse_str(expr)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_str(expr):
+    """The checked tree of an expression (cached: trees are immutable tuples)."""
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as e:
+        raise SyntaxError(f"evaluate: cannot parse {expr!r}: {e.msg}") from None
+    return _check(tree.body, expr)
+
+
+# Constant subexpressions are computed as Python would before numpy sees them, so that
+# evaluate() gives what evaluating the expression with numpy gives: arithmetic on Python
+# numbers in double precision, its result a weak scalar (NEP 50: it takes the arrays'
+# dtype); a numpy function of constants (np.abs(1.5)) is a float64 scalar, which is strong
+# (it promotes float32 arrays to float64). ("sconst", v) marks those.
+_PY_BINOPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+              "div": operator.truediv, "floor_div": operator.floordiv, "mod": operator.mod,
+              "pow": operator.pow}
+_CONSTS = ("const", "sconst")
+
+
+def _fold_binary(op, left, right, expr):
+    strong = left[0] == "sconst" or right[0] == "sconst"
+    try:
+        if strong:   # numpy float64 arithmetic (inf/nan instead of exceptions, as numpy)
+            with np.errstate(all="ignore"):
+                v = _PY_BINOPS[op](np.float64(left[1]), np.float64(right[1]))
+        else:
+            v = _PY_BINOPS[op](left[1], right[1])
+    except ZeroDivisionError:
+        raise ZeroDivisionError(f"evaluate: division by zero in a constant part of "
+                                f"{expr!r} (Python raises it there too)") from None
+    except OverflowError:
+        raise OverflowError(f"evaluate: a constant part of {expr!r} overflows") from None
+    if isinstance(v, complex) or not isinstance(v, (int, float, np.floating)):
+        raise TypeError(f"evaluate: a constant part of {expr!r} is not a real number ({v!r})")
+    return ("sconst" if strong else "const", float(v))
+
+
+def _fold_call(name, args):
+    with np.errstate(all="ignore"):
+        return ("sconst", float(getattr(np, name)(*(np.float64(a[1]) for a in args))))
+
+
+def _check(node, expr):
+    """Validates the tree; returns it as nested tuples:
+    ("name", n) | ("const", v) | ("sconst", v) | ("bin", op, l, r) | ("un", builder, x)."""
+    if isinstance(node, ast.Name):
+        return ("name", node.id)
+    if isinstance(node, ast.Constant):
+        v = node.value
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError(f"evaluate: constant {v!r} in {expr!r} is not a real number")
+        return ("const", float(v))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        x = _check(node.operand, expr)
+        if isinstance(node.op, ast.UAdd):
+            return x
+        if x[0] in _CONSTS:
+            return (x[0], -x[1])
+        return ("un", "neg", x)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        left, right = _check(node.left, expr), _check(node.right, expr)
+        op = _BINOPS[type(node.op)]
+        if left[0] in _CONSTS and right[0] in _CONSTS:
+            return _fold_binary(op, left, right, expr)
+        if op == "pow" and right[0] == "const" and right[1] == 2.0:
+            return ("un", "sqr", left)    # numpy computes x**2 as x*x
+        if op == "pow" and right[0] == "const" and right[1] == 0.5:
+            return ("un", "sqrt", left)   # and x**0.5 as sqrt(x)
+        return ("bin", op, left, right)
+    if isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            name = getattr(node.func, "id", ast.unparse(node.func))
+            raise ValueError(f"evaluate: unknown function {name!r} in {expr!r} "
+                             f"(known: {', '.join(sorted(FUNCTIONS))})")
+        builder, nargs = FUNCTIONS[node.func.id]
+        if node.keywords or len(node.args) != nargs:
+            raise TypeError(f"evaluate: {node.func.id}() takes {nargs} positional "
+                            f"argument{'s' if nargs > 1 else ''} in {expr!r}")
+        args = [_check(a, expr) for a in node.args]
+        if all(a[0] in _CONSTS for a in args) and hasattr(np, node.func.id):
+            return _fold_call(node.func.id, args)
+        if nargs == 1:
+            return ("un", builder, args[0])
+        return ("bin", builder, args[0], args[1])
+    raise ValueError(f"evaluate: unsupported syntax {ast.unparse(node)!r} in {expr!r} "
+                     "(allowed: names, numbers, + - * / // % **, unary -, function calls)")
+
+
+# ----------------------------------------------------------------------------- typing
+# numpy types every operation on its own (NEP 50): a float32 subexpression stays float32
+# even when the whole expression ends up float64. The fused executor computes the whole
+# tree in one dtype, which is that only when every strong operand has it ("uniform");
+# other trees are computed operation by operation with ggml_cy's numpy-exact eager
+# functions (still multithreaded, just not fused).
+_EAGER_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
+                 "floor_div": "floor_divide", "mod": "remainder", "pow": "power",
+                 "max": "maximum", "min": "minimum", "fmax": "fmax", "fmin": "fmin",
+                 "fmod": "fmod"}
+_EAGER_UNARY = {"neg": "negative", "abs": "absolute", "sqr": "square", "round": "rint",
+                "sgn": "sign"}
+
+
+def _typed(tree, inputs, weak, seen):
+    """numpy's dtype of tree (None: a weak Python number); adds every strong dtype met
+    to `seen`."""
+    kind = tree[0]
+    if kind == "name":
+        t = None if weak[tree[1]] else inputs[tree[1]].dtype
+    elif kind == "const":
+        t = None
+    elif kind == "sconst":
+        t = np.dtype(np.float64)
+    elif kind == "un":
+        t = _typed(tree[2], inputs, weak, seen)
+        if t is None:   # a numpy function of a Python number: a float64 scalar
+            t = np.dtype(np.float64)
+    else:
+        l = _typed(tree[2], inputs, weak, seen)
+        r = _typed(tree[3], inputs, weak, seen)
+        if l is None and r is None and tree[1] in _PY_BINOPS:
+            t = None    # Python arithmetic on two Python numbers: weak (and in double)
+            seen.add("weak-pair")
+        elif l is None or r is None:
+            t = l if r is None else r
+            if t is None:
+                t = np.dtype(np.float64)
+        else:
+            t = np.result_type(l, r)
+    if t is not None:
+        seen.add(t)
+    return t
+
+
+def _eager_eval(tree, values):
+    """The tree computed operation by operation as numpy would (values: name -> array, or
+    Python float for weak inputs)."""
+    from ggml_cy import ufuncs
+    kind = tree[0]
+    if kind == "name":
+        return values[tree[1]]
+    if kind == "const":
+        return tree[1]
+    if kind == "sconst":
+        return np.float64(tree[1])
+    if kind == "un":
+        x = _eager_eval(tree[2], values)
+        return getattr(ufuncs, _EAGER_UNARY.get(tree[1], tree[1]))(x)
+    l, r = _eager_eval(tree[2], values), _eager_eval(tree[3], values)
+    if type(l) is float and type(r) is float and tree[1] in _PY_BINOPS:
+        return float(_PY_BINOPS[tree[1]](l, r))
+    return getattr(ufuncs, _EAGER_BINARY[tree[1]])(l, r)
+
+
+def _names(tree, acc):
+    kind = tree[0]
+    if kind == "name":
+        acc.append(tree[1])
+    elif kind == "un":
+        _names(tree[2], acc)
+    elif kind == "bin":
+        _names(tree[2], acc)
+        _names(tree[3], acc)
+    return acc
+
+
+def _count(tree):
+    """(nodes, leafs) the tree needs (each leaf may get two headers)."""
+    kind = tree[0]
+    if kind in ("name",) + _CONSTS:
+        return 0, 2
+    if kind == "un":
+        n, l = _count(tree[2])
+        return n + 1, l
+    n1, l1 = _count(tree[2])
+    n2, l2 = _count(tree[3])
+    return n1 + n2 + 1, l1 + l2
+
+
+# ----------------------------------------------------------------------------- layout
+def _collapse(shape, strides_list):
+    """Drops size-1 dims and merges adjacent dims that every operand walks contiguously
+    (stride[i] == stride[i+1] * shape[i+1]; broadcast dims have stride 0 and merge with
+    other broadcast dims). Returns (shape, [strides per operand]), outermost first."""
+    dims = [i for i, n in enumerate(shape) if n != 1]
+    shape2 = [shape[i] for i in dims]
+    strides2 = [[s[i] for i in dims] for s in strides_list]
+    i = len(shape2) - 2
+    while i >= 0:
+        if all(s[i] == s[i + 1] * shape2[i + 1] for s in strides2):
+            shape2[i] *= shape2[i + 1]
+            del shape2[i + 1]
+            for s in strides2:
+                s[i] = s[i + 1]
+                del s[i + 1]
+        i -= 1
+    return shape2, strides2
+
+
+class _Builder:
+    def __init__(self, ctx, arrays, shape, strides, rtype):
+        self.ctx = ctx
+        self.arrays = arrays      # name -> array (broadcast to shape, result dtype)
+        self.shape = shape        # collapsed output shape, outermost first
+        self.strides = strides    # name -> collapsed strides
+        self.rtype = rtype
+        self.keep = []            # arrays that must outlive the compute
+        self.bound = []           # (leaf tensor, input name): re-pointed on every call
+        self.cache = {}
+
+    def _ne(self, shape):
+        ne = list(reversed(shape)) + [1] * (_MAX_DIMS - len(shape))
+        return ne
+
+    def leaf(self, key, arr, strides, expanded):
+        """A header describing arr: natural (ne 1 on broadcast dims, so it tiles) or
+        expanded (full ne, stride 0 on broadcast dims, usable as src0)."""
+        ck = (key, expanded)
+        if ck in self.cache:
+            return self.cache[ck]
+        ne = [n if (expanded or s != 0) else 1 for n, s in zip(self.shape, strides)]
+        t = self.ctx.new_tensor(self.rtype, self._ne(ne))
+        nb = list(reversed(strides)) + [0] * (_MAX_DIMS - len(strides))
+        _graph.set_layout(t, arr.ctypes.data, nb)
+        if key[0] == "n":
+            self.bound.append((t, key[1]))
+        self.cache[ck] = t
+        return t
+
+    def build(self, tree, expanded):
+        kind = tree[0]
+        if kind == "name":
+            name = tree[1]
+            return self.leaf(("n", name), self.arrays[name], self.strides[name], expanded)
+        if kind in _CONSTS:
+            arr = np.full((), tree[1], dtype=self.arrays_dtype)
+            self.keep.append(arr)
+            return self.leaf(("c", len(self.keep)), arr, [0] * len(self.shape), expanded)
+        if kind == "un":
+            x = self.build(tree[2], True)
+            return getattr(self.ctx, tree[1])(x)
+        op, left, right = tree[1], tree[2], tree[3]
+        if op in _COMMUTATIVE and left[0] in ("name",) + _CONSTS and right[0] not in ("name",) + _CONSTS:
+            left, right = right, left  # keep the full-shape operand as src0
+        a = self.build(left, True)
+        b = self.build(right, False)
+        return getattr(self.ctx, op)(a, b)
+
+
+def _aligned_empty(shape, dtype, align=64):
+    """np.empty with the data on a cache-line boundary, so that the fused executor can
+    stream large results out in whole lines (numpy aligns to 16 bytes)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buf = np.empty(nbytes + align, dtype=np.uint8)
+    off = (-buf.ctypes.data) % align
+    return buf[off:off + nbytes].view(dtype).reshape(shape)
+
+
+def _as_input(name, value):
+    if isinstance(value, np.ndarray):
+        arr = value
+    elif isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool):
+        arr = np.asarray(value, dtype=np.float64 if not isinstance(value, np.floating)
+                         else value.dtype)
+        if not isinstance(value, np.generic):
+            return arr, True   # a Python number: weak, takes the others' dtype
+    else:
+        raise TypeError(f"evaluate: input {name!r} must be a numpy array or a real "
+                        f"number, not {type(value).__name__}")
+    if arr.dtype not in _TYPES:
+        raise TypeError(f"evaluate: input {name!r} has dtype {arr.dtype}; float32 and "
+                        "float64 are supported")
+    return arr, False
+
+
+def _broadcast_strides(arr, shape):
+    """arr's byte strides when broadcast to shape (0 along broadcast dims), without
+    building the broadcast view."""
+    pad = len(shape) - arr.ndim
+    return [0] * pad + [0 if (n == 1 and shape[pad + i] != 1) else st
+                        for i, (n, st) in enumerate(zip(arr.shape, arr.strides))]
+
+
+# Compiled expressions, keyed by expression, dtype and the operands' merged layout: the
+# no_alloc context, graph and leaf headers of an earlier call, re-pointed at the new
+# arrays (graph.compute plans again, so overlap checks see the new addresses). An entry is
+# taken out while in use, so concurrent calls never share one. Memory for intermediates
+# (untouched, so free, unless a node is not fused) is one buffer, kept with the entry
+# when small: allocating and freeing it per call cost more than computing 1e5 elements
+# (freeing mmap'ed pages interrupts the other threads); large ones are made per call.
+_PLAN_CACHE = {}
+_PLAN_CACHE_SIZE = 32
+_KEEP_SCRATCH_BYTES = 2 << 20
+
+
+class _Compiled:
+    __slots__ = ("ctx", "graph", "tensors", "names", "keep", "scratch", "scratch_bytes",
+                 "scratch_buf", "result", "plan", "plan_threads")
+
+    def __init__(self, ctx, graph, tensors, names, keep, scratch, result):
+        self.ctx, self.graph, self.tensors = ctx, graph, tensors
+        self.result = result              # (shape, dtype) of a fresh result
+        self.names, self.keep = names, keep
+        self.scratch = scratch            # [(node, byte offset)] in one scratch buffer
+        self.scratch_bytes = sum(n.nbytes for n, _ in scratch) + 64 * len(scratch)
+        self.scratch_buf = None
+        self.plan = None                  # the last plan, valid while no pointer moves
+        self.plan_threads = 0
+
+
+def _compile(tree, inputs, cshape, strides, dtype, nb_out, result):
+    n_nodes, n_leafs = _count(tree)
+    n_nodes += 1
+    gsize = max(n_nodes, n_leafs, 1)
+    from ggml_cy.graph.context import Context
+    mem = ((n_nodes + n_leafs + 4) * _core.tensor_overhead()
+           + Context.graph_overhead(gsize) + 1024)
+    ctx = Context(mem, no_alloc=True)
+    b = _Builder(ctx, inputs, cshape, strides, _TYPES[dtype])
+    b.arrays_dtype = dtype
+    root = b.build(tree, True)
+    if root.op == 0:  # a bare name or constant: copy it
+        root = ctx.dup(root)
+    # memory: the result for the root; the other nodes get fresh buffers on every call
+    # (_scratch_buffers)
+    graph = ctx.new_graph(gsize)
+    graph.build_forward_expand(root)
+    scratch, offset = [], 0
+    for node in graph.nodes:
+        if node == root:
+            _graph.set_layout(node, result.ctypes.data, nb_out)
+        elif not node.has_data:
+            scratch.append((node, offset))
+            offset += (node.nbytes + 63) // 64 * 64
+    tensors = [t for t, _ in b.bound] + [root]
+    names = [n for _, n in b.bound]
+    return _Compiled(ctx, graph, tensors, names, b.keep, scratch, (result.shape, dtype))
+
+
+def _scratch_buffer(compiled):
+    """Memory for the nodes that are not inputs or the result (one buffer, 64-byte
+    aligned pieces): pages the fused executor never writes (its intermediates stay in
+    cache) cost nothing. Returns (the buffer, which the caller keeps alive, and whether
+    the nodes were just pointed at new memory)."""
+    if not compiled.scratch:
+        return None, False
+    buf = compiled.scratch_buf
+    if buf is not None:
+        return buf, False
+    buf = _aligned_empty((compiled.scratch_bytes,), np.uint8)
+    if compiled.scratch_bytes <= _KEEP_SCRATCH_BYTES:
+        compiled.scratch_buf = buf
+    base = buf.ctypes.data
+    for node, offset in compiled.scratch:
+        _graph.place_tensor(node, base + offset, 0)
+    return buf, True
+
+
+def _layout_key(expr, out, arrays):
+    """Key of the fast path: the expression and every operand's type, dtype, shape and
+    strides (None when an operand is not a numpy array: the full path decides)."""
+    try:
+        key = [expr]
+        for name, a in arrays.items():
+            if type(a) is not np.ndarray:
+                return None
+            key.append((name, a.dtype, a.shape, a.strides))
+        if out is not None:
+            if type(out) is not np.ndarray or not out.flags.writeable:
+                return None
+            key.append((out.dtype, out.shape, out.strides))
+        return tuple(key)
+    except Exception:
+        return None
+
+
+def _resolve_threads(n_threads):
+    return (_graph.default_n_threads() if n_threads is None
+            else _threads.check_num_threads(n_threads))
+
+
+def _run(compiled, arrays, result, n_threads, key):
+    """Points the compiled graph at this call's arrays, computes, and files the entry. The
+    plan (fused groups hold data pointers and were checked for overlap at those
+    addresses) is made again only when a pointer or the thread count changed."""
+    moved = _graph.rebind(compiled.tensors, [arrays[n] for n in compiled.names] + [result])
+    buf, placed = _scratch_buffer(compiled)
+    if moved or placed or compiled.plan is None or compiled.plan_threads != n_threads:
+        compiled.plan = compiled.graph.plan(n_threads)
+        compiled.plan_threads = n_threads
+    compiled.graph.compute(n_threads, plan=compiled.plan)
+    del buf
+    if len(_PLAN_CACHE) >= _PLAN_CACHE_SIZE:
+        _PLAN_CACHE.pop(next(iter(_PLAN_CACHE)), None)
+    _PLAN_CACHE[key] = compiled
+    return result
+
+
+def evaluate(expr, /, n_threads=None, out=None, **arrays):
+    """Evaluates an elementwise expression over numpy arrays in one fused pass.
+
+    ``ggml_cy.evaluate("a*b + c*d - e", a=a, b=b, c=c, d=d, e=e)``. Names refer to the
+    keyword arguments; ``out`` (optional) receives the result (shape and dtype must
+    match); ``n_threads`` defaults to ``ggml_cy.get_num_threads()``. See ``FUNCTIONS``
+    for the callable functions. Repeated calls with the same expression and operand
+    layouts reuse the compiled graph (only the data pointers change)."""
+    # fast path: numpy operands exactly as an earlier call had them
+    fast_key = _layout_key(expr, out, arrays)
+    if fast_key is not None:
+        hit = _PLAN_CACHE.pop(fast_key, None)
+        if hit is not None:
+            n_threads = _resolve_threads(n_threads)
+            result = out if out is not None else _aligned_empty(*hit.result)
+            return _run(hit, arrays, result, n_threads, fast_key)
+    tree = _parse(expr)
+    names = _names(tree, [])
+    missing = sorted(set(names) - set(arrays))
+    if missing:
+        raise NameError(f"evaluate: unknown name{'s' if len(missing) > 1 else ''} "
+                        f"{', '.join(repr(m) for m in missing)} in {expr!r} "
+                        "(pass them as keyword arguments)")
+    n_threads = _resolve_threads(n_threads)
+    inputs, weak = {}, {}
+    for name in dict.fromkeys(names):
+        inputs[name], weak[name] = _as_input(name, arrays[name])
+    seen = set()
+    dtype = _typed(tree, inputs, weak, seen) or np.dtype(np.float64)
+    uniform = seen <= {dtype}
+    try:
+        shape = tuple(np.broadcast_shapes(*(a.shape for a in inputs.values())))
+    except ValueError:
+        shapes = ", ".join(f"{n} {a.shape}" for n, a in inputs.items())
+        raise ValueError(f"evaluate: operands could not be broadcast together: {shapes}") from None
+    if out is not None:
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"evaluate: out must be a numpy array, not {type(out).__name__}")
+        if out.shape != shape or out.dtype != dtype:
+            raise ValueError(f"evaluate: out has shape {out.shape} and dtype {out.dtype}; "
+                             f"the result has shape {shape} and dtype {dtype}")
+        if not out.flags.writeable:
+            raise ValueError("evaluate: out is read-only")
+        result = out
+    else:
+        result = _aligned_empty(shape, dtype)
+    if result.size == 0:
+        return result
+    if not uniform:
+        values = {n: (float(a) if weak[n] else a) for n, a in inputs.items()}
+        with np.errstate(all="ignore"):    # the fused path raises no warnings either
+            r = _eager_eval(tree, values)
+        np.copyto(result, r, casting="no")
+        return result
+    converted = False
+    for name in inputs:
+        if inputs[name].dtype != dtype:
+            inputs[name] = inputs[name].astype(dtype)
+            converted = True
+    order = list(inputs)
+    cshape, cstrides = _collapse(list(shape), [list(result.strides)] +
+                                 [_broadcast_strides(inputs[n], shape) for n in order])
+    if len(cshape) > _MAX_DIMS:
+        raise ValueError(f"evaluate: the operands' layouts need {len(cshape)} dimensions "
+                         f"after merging; at most {_MAX_DIMS} are supported (make the "
+                         "inputs contiguous)")
+    # the entry is filed under the fast key when the operands went in as given (no
+    # conversion: the layout key then determines everything compiled), else under the
+    # merged layout
+    if fast_key is not None and not converted:
+        key, compiled = fast_key, None
+    else:
+        key = (expr, dtype.char, tuple(cshape), tuple(map(tuple, cstrides)), tuple(order))
+        compiled = _PLAN_CACHE.pop(key, None)
+    if compiled is None:
+        strides = dict(zip(order, cstrides[1:]))
+        nb_out = list(reversed(cstrides[0])) + [0] * (_MAX_DIMS - len(cshape))
+        compiled = _compile(tree, inputs, cshape, strides, dtype, nb_out, result)
+    return _run(compiled, inputs, result, n_threads, key)

@@ -1,0 +1,281 @@
+"""ggml's graph-building API on the context: ``ctx.add(a, b)``, ``ctx.mul_mat(a, b)``, ...
+
+Each builder validates its inputs with ggml's rules, creates the result tensor in the
+context, records op, sources and op parameters, and computes nothing (ggml_add_impl and
+friends). ``ctx.new_graph()`` + ``graph.build_forward_expand(t)`` + ``graph.compute(n)``
+then run the recorded ops (see ``ggml_cy/_graph.pyx``).
+
+Rules (ggml's):
+  * binary ops: b tiles a (``ggml_can_repeat``): every ``a.ne[i]`` is a multiple of
+    ``b.ne[i]``; the result has a's shape and type;
+  * logical and relational ops give BOOL results;
+  * ``*_inplace`` forms return a view of a and write into a's memory;
+  * mul_mat: a is [K, M], b is [K, N], the result [M, N] f32, batched over dims 2 and 3
+    with a repeated (``b.ne[2] % a.ne[2] == 0``, same for dim 3); a f32 or f16, b f32.
+"""
+from ggml_cy.core import _core
+from ggml_cy.graph import _graph
+from ggml_cy.core._core import GGMLType, Tensor
+
+__all__ = ["Context"]
+
+OPS = _graph.OPS
+
+_BINARY = {
+    # builder name: op name (ops_defs.h)
+    "add": "ADD", "sub": "SUB", "mul": "MUL", "div": "DIV",
+    "max": "MAX", "min": "MIN", "pow": "POW", "prelu": "PRELU", "mod": "MOD",
+    "fmod": "FMOD", "floor_div": "FLOOR_DIV", "fmax": "FMAX", "fmin": "FMIN",
+}
+_LOGICAL = {
+    "logical_and": "LOGICAL_AND", "logical_or": "LOGICAL_OR", "logical_xor": "LOGICAL_XOR",
+    "eq": "EQ", "ne": "NE", "gt": "GT", "ge": "GE", "lt": "LT", "le": "LE",
+}
+_UNARY = {
+    "abs": "ABS", "sgn": "SGN", "neg": "NEG", "step": "STEP", "tanh": "TANH",
+    "relu": "RELU", "sigmoid": "SIGMOID", "gelu": "GELU", "gelu_quick": "GELU_QUICK",
+    "silu": "SILU", "hardswish": "HARDSWISH", "hardsigmoid": "HARDSIGMOID", "exp": "EXP",
+    "expm1": "EXPM1", "softplus": "SOFTPLUS", "gelu_erf": "GELU_ERF", "floor": "FLOOR",
+    "ceil": "CEIL", "round": "ROUND", "trunc": "TRUNC", "sqr": "SQR", "sqrt": "SQRT",
+    "log": "LOG", "log1p": "LOG1P", "sin": "SIN", "cos": "COS",
+}
+
+
+def _shape(t):
+    return "[" + ", ".join(str(n) for n in t.ne) + "]"
+
+
+def _tensor(x, what):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{what} must be a ggml_cy Tensor, not {type(x).__name__}")
+    x.ne  # raises RuntimeError for a tensor whose context was reset
+    return x
+
+
+def _float(x, what):
+    if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
+        raise TypeError(f"{what} must be a real number, not {type(x).__name__}")
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be a real number, not {type(x).__name__}") from None
+
+
+def can_repeat(b, a):
+    """ggml_can_repeat(b, a): b tiles a (every a.ne[i] is a multiple of b.ne[i])."""
+    for nb_, na in zip(b.ne, a.ne):
+        if nb_ == 0:
+            if na != 0:
+                return False
+        elif na % nb_ != 0:
+            return False
+    return True
+
+
+def _type_error(op, *tensors):
+    types = ", ".join(f"{GGMLType(t.type).name} {_shape(t)}" for t in tensors)
+    return TypeError(f"{op}: the CPU kernels do not support these types ({types})")
+
+
+class Context(_core.Context):
+    """A ggml context (memory arena) with ggml's op builders and graphs.
+
+    ``Context(mem_size, mem_buffer=None, no_alloc=False)``; see ``ggml_cy.Tensor`` for
+    tensors and views. Builders record ops; ``new_graph`` / ``Graph.compute`` run them."""
+
+    # ------------------------------------------------------------------ graphs
+    def new_graph(self, size=_graph.DEFAULT_GRAPH_SIZE):
+        """ggml_new_graph_custom: a graph with `size` node and leaf slots in this arena."""
+        return _graph.new_graph(self, size)
+
+    @staticmethod
+    def graph_overhead(size=_graph.DEFAULT_GRAPH_SIZE):
+        """Arena bytes a graph of `size` needs (object header included)."""
+        return _core.object_overhead() + _graph.graph_bytes(size)
+
+    def set_output(self, t):
+        """ggml_set_output: keep t in memory (the fused executor never skips writing it)."""
+        return _graph.set_output(_tensor(t, "t"))
+
+    # ------------------------------------------------------------------ helpers
+    def _record(self, op, rtype, ne, srcs, params=(), view_of=-1):
+        return _graph.new_op(self, OPS[op], int(rtype), tuple(ne), tuple(srcs),
+                             tuple(params), view_of)
+
+    def _binary(self, name, op, a, b, inplace=False, result_type=None):
+        a = _tensor(a, f"{name}: a")
+        b = _tensor(b, f"{name}: b")
+        if not can_repeat(b, a):
+            raise ValueError(f"{name}: b {_shape(b)} cannot be tiled over a {_shape(a)} "
+                             "(every ne of a must be a multiple of b's)")
+        rtype = a.type if result_type is None else result_type
+        if not _graph.supported(OPS[op], int(rtype), int(a.type), int(b.type)):
+            raise _type_error(name, a, b)
+        if inplace and rtype != a.type:
+            raise TypeError(f"{name}: an in-place result must have a's type")
+        return self._record(op, rtype, a.ne, (a, b), view_of=0 if inplace else -1)
+
+    def _unary(self, name, op, a, params=(), inplace=False):
+        a = _tensor(a, f"{name}: a")
+        if not _graph.supported(OPS[op], int(a.type), int(a.type), -1):
+            raise _type_error(name, a)
+        return self._record(op, a.type, a.ne, (a,), params, view_of=0 if inplace else -1)
+
+    # ------------------------------------------------------------------ binary ops
+    def add1(self, a, b):
+        """ggml_add1: a + the single element of b."""
+        a = _tensor(a, "add1: a")
+        b = _tensor(b, "add1: b")
+        if b.nelements != 1:
+            raise ValueError(f"add1: b must hold one element, got b {_shape(b)} "
+                             f"(a {_shape(a)})")
+        if not _graph.supported(OPS["ADD"], int(a.type), int(a.type), int(b.type)):
+            raise _type_error("add1", a, b)
+        return self._record("ADD1", a.type, a.ne, (a, b))
+
+    # ------------------------------------------------------------------ parametrized unary
+    def scale(self, a, s):
+        """ggml_scale: a * s."""
+        return self._unary("scale", "SCALE", a, (_float(s, "scale: s"),))
+
+    def scale_inplace(self, a, s):
+        return self._unary("scale_inplace", "SCALE", a, (_float(s, "scale: s"),), True)
+
+    def clamp(self, a, min, max):
+        """ggml_clamp: min(max(a, min), max)."""
+        lo, hi = _float(min, "clamp: min"), _float(max, "clamp: max")
+        if lo > hi:
+            raise ValueError(f"clamp: min {lo} is greater than max {hi}")
+        return self._unary("clamp", "CLAMP", a, (lo, hi))
+
+    def leaky_relu(self, a, negative_slope=0.01, inplace=False):
+        """ggml_leaky_relu: a if a > 0 else negative_slope * a."""
+        return self._unary("leaky_relu", "LEAKY_RELU", a,
+                           (_float(negative_slope, "leaky_relu: negative_slope"),),
+                           bool(inplace))
+
+    def elu(self, a):
+        """ggml_elu: a if a > 0 else exp(a) - 1."""
+        return self._unary("elu", "ELU", a, (1.0,))
+
+    def elu_inplace(self, a):
+        return self._unary("elu_inplace", "ELU", a, (1.0,), True)
+
+    def logical_not(self, a):
+        a = _tensor(a, "logical_not: a")
+        if not _graph.supported(OPS["LOGICAL_NOT"], int(GGMLType.BOOL), int(a.type), -1):
+            raise _type_error("logical_not", a)
+        return self._record("LOGICAL_NOT", GGMLType.BOOL, a.ne, (a,))
+
+    # ------------------------------------------------------------------ copies
+    def cpy(self, a, b):
+        """ggml_cpy: copies (and converts) a into b; returns a view of b. The element
+        counts must match (the layouts may differ)."""
+        a = _tensor(a, "cpy: a")
+        b = _tensor(b, "cpy: b")
+        if a.nelements != b.nelements:
+            raise ValueError(f"cpy: a {_shape(a)} and b {_shape(b)} have different "
+                             "element counts")
+        if not _graph.supported(OPS["CPY"], int(b.type), int(a.type), -1):
+            raise _type_error("cpy", a, b)
+        return self._record("CPY", b.type, b.ne, (a, b), view_of=1)
+
+    def cont(self, a):
+        """ggml_cont: a contiguous copy of a (same shape and type)."""
+        a = _tensor(a, "cont: a")
+        if not _graph.supported(OPS["CONT"], int(a.type), int(a.type), -1):
+            raise _type_error("cont", a)
+        return self._record("CONT", a.type, a.ne, (a,))
+
+    def dup(self, a):
+        """ggml_dup: a copy of a."""
+        a = _tensor(a, "dup: a")
+        if not _graph.supported(OPS["DUP"], int(a.type), int(a.type), -1):
+            raise _type_error("dup", a)
+        return self._record("DUP", a.type, a.ne, (a,))
+
+    # ------------------------------------------------------------------ reductions
+    def _reduction(self, name, op, a, ne):
+        a = _tensor(a, f"{name}: a")
+        if a.type not in (GGMLType.F32, GGMLType.F64):
+            raise TypeError(f"{name}: a must be f32 or f64, got {GGMLType(a.type).name} "
+                            f"{_shape(a)}")
+        return self._record(op, a.type, ne, (a,))
+
+    def sum(self, a):
+        """ggml_sum: the sum of all elements, ne [1, 1, 1, 1]."""
+        return self._reduction("sum", "SUM", a, (1, 1, 1, 1))
+
+    def sum_rows(self, a):
+        """ggml_sum_rows: each row's sum, ne [1, ne1, ne2, ne3]."""
+        a = _tensor(a, "sum_rows: a")
+        return self._reduction("sum_rows", "SUM_ROWS", a, (1,) + tuple(a.ne[1:]))
+
+    def mean(self, a):
+        """ggml_mean: each row's mean, ne [1, ne1, ne2, ne3]."""
+        a = _tensor(a, "mean: a")
+        return self._reduction("mean", "MEAN", a, (1,) + tuple(a.ne[1:]))
+
+    # ------------------------------------------------------------------ matrix product
+    def mul_mat(self, a, b):
+        """ggml_mul_mat: a [K, M] (f32 or f16), b [K, N] (f32) -> [M, N] f32, where
+        result[n][m] = sum_k a[m][k] * b[n][k] (numpy: ``b @ a.T``), batched over dims 2
+        and 3 with each a matrix repeated over b.ne[2]/a.ne[2] consecutive batches."""
+        a = _tensor(a, "mul_mat: a")
+        b = _tensor(b, "mul_mat: b")
+        if a.ne[0] != b.ne[0]:
+            raise ValueError(f"mul_mat: a {_shape(a)} and b {_shape(b)} differ in ne[0] "
+                             "(the shared dimension K)")
+        for d in (2, 3):
+            if a.ne[d] == 0 or b.ne[d] % a.ne[d] != 0:
+                raise ValueError(f"mul_mat: b {_shape(b)} cannot broadcast a {_shape(a)} "
+                                 f"over dim {d} (b.ne[{d}] must be a multiple of a.ne[{d}])")
+        if a.is_transposed:
+            raise ValueError(f"mul_mat: a {_shape(a)} is transposed; use ctx.cont(a) first "
+                             "(as ggml requires)")
+        if a.type not in (GGMLType.F32, GGMLType.F16) or b.type != GGMLType.F32:
+            raise TypeError(f"mul_mat: a must be f32 or f16 and b f32, got a "
+                            f"{GGMLType(a.type).name} {_shape(a)}, b "
+                            f"{GGMLType(b.type).name} {_shape(b)}")
+        return self._record("MUL_MAT", GGMLType.F32, (a.ne[1], b.ne[1], b.ne[2], b.ne[3]),
+                            (a, b))
+
+
+def _make_binary(name, op, inplace):
+    def builder(self, a, b):
+        return self._binary(name, op, a, b, inplace=inplace)
+    builder.__name__ = name
+    builder.__qualname__ = f"Context.{name}"
+    what = "in place (a view of a, written into a's memory)" if inplace else "a new tensor"
+    builder.__doc__ = f"ggml_{name}: elementwise {op} of a and b (b tiled over a), {what}."
+    return builder
+
+
+def _make_logical(name, op):
+    def builder(self, a, b):
+        return self._binary(name, op, a, b, result_type=GGMLType.BOOL)
+    builder.__name__ = name
+    builder.__qualname__ = f"Context.{name}"
+    builder.__doc__ = f"elementwise {op} of a and b (b tiled over a), a BOOL tensor."
+    return builder
+
+
+def _make_unary(name, op, inplace):
+    def builder(self, a):
+        return self._unary(name, op, a, inplace=inplace)
+    builder.__name__ = name
+    builder.__qualname__ = f"Context.{name}"
+    what = "in place (a view of a)" if inplace else "a new tensor"
+    builder.__doc__ = f"ggml_{name}: elementwise {op} of a, {what}."
+    return builder
+
+
+for _name, _op in _BINARY.items():
+    setattr(Context, _name, _make_binary(_name, _op, False))
+    setattr(Context, _name + "_inplace", _make_binary(_name + "_inplace", _op, True))
+for _name, _op in _LOGICAL.items():
+    setattr(Context, _name, _make_logical(_name, _op))
+for _name, _op in _UNARY.items():
+    setattr(Context, _name, _make_unary(_name, _op, False))
+    setattr(Context, _name + "_inplace", _make_unary(_name + "_inplace", _op, True))
+del _name, _op
