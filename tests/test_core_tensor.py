@@ -7,7 +7,7 @@ from ggml_cy.core import _core
 
 ALL_TYPES = list(GGMLType)
 GGML_NUMBERS = {"F32": 0, "F16": 1, "I8": 24, "I16": 25, "I32": 26, "I64": 27, "F64": 28,
-                "BF16": 30, "U8": 40, "BOOL": 41}
+                "BF16": 30, "U8": 128, "BOOL": 129}
 DTYPES = {GGMLType.F32: np.float32, GGMLType.F16: np.float16, GGMLType.F64: np.float64,
           GGMLType.BF16: np.uint16, GGMLType.I8: np.int8, GGMLType.I16: np.int16,
           GGMLType.I32: np.int32, GGMLType.I64: np.int64, GGMLType.U8: np.uint8,
@@ -29,7 +29,7 @@ def test_type_numbers_follow_ggml():
 
 
 @pytest.mark.parametrize("spec,expected", [
-    (GGMLType.F16, GGMLType.F16), (0, GGMLType.F32), (np.int64(41), GGMLType.BOOL),
+    (GGMLType.F16, GGMLType.F16), (0, GGMLType.F32), (np.int64(129), GGMLType.BOOL),
     ("f32", GGMLType.F32), ("BF16", GGMLType.BF16), ("bool", GGMLType.BOOL),
     (np.float64, GGMLType.F64), ("float16", GGMLType.F16), (np.dtype("u1"), GGMLType.U8),
     (np.dtype(">i4"), GGMLType.I32), (bool, GGMLType.BOOL),

@@ -17,7 +17,7 @@ import numpy as np
 
 from ggml_cy.cuda import tensor as _tensor
 from ggml_cy.cuda.runtime import require as _require, current_device
-from ggml_cy.cuda.tensor import (BF16, BOOL, F32, DeviceTensor, contiguous_strides,
+from ggml_cy.cuda.tensor import (BF16, BOOL, F32, U8, DeviceTensor, contiguous_strides,
                                   merge_layouts, np_dtype, type_of, MAXDIMS)
 
 __all__ = ["asarray", "empty", "zeros", "from_dlpack", "eager_call", "scaled_op", "copy",
@@ -486,7 +486,7 @@ def dlpack_capsule(x, stream=None, dl_device=None, copy=None):
 
 def _type_from_dl(code, bits):
     table = {(2, 32): F32, (2, 16): 1, (2, 64): 28, (4, 16): BF16, (0, 8): 24, (0, 16): 25,
-             (0, 32): 26, (0, 64): 27, (1, 8): 40, (6, 8): BOOL, (1, 1): BOOL}
+             (0, 32): 26, (0, 64): 27, (1, 8): U8, (6, 8): BOOL, (1, 1): BOOL}
     t = table.get((code, bits))
     if t is None:
         raise TypeError(f"DLPack dtype (code {code}, {bits} bits) is not supported")

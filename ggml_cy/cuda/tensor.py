@@ -17,7 +17,7 @@ _OPS = None   # ggml_cy.cuda.ops, set by that module at its import
 MAXDIMS = 7
 
 # ggml's type numbers (core_defs.h)
-F32, F16, I8, I16, I32, I64, F64, BF16, U8, BOOL = 0, 1, 24, 25, 26, 27, 28, 30, 40, 41
+F32, F16, I8, I16, I32, I64, F64, BF16, U8, BOOL = 0, 1, 24, 25, 26, 27, 28, 30, 128, 129
 
 _NP_OF_TYPE = {F32: np.dtype(np.float32), F16: np.dtype(np.float16), F64: np.dtype(np.float64),
                I8: np.dtype(np.int8), I16: np.dtype(np.int16), I32: np.dtype(np.int32),

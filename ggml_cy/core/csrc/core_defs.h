@@ -18,20 +18,7 @@ extern "C" {
 #define GGML_MAX_NAME 64
 #define GGML_MEM_ALIGN 16
 
-/* ggml's numbers where ggml has the type (see ggml.h enum ggml_type); U8 and BOOL are ours. */
-typedef enum {
-    GGML_TYPE_F32 = 0,
-    GGML_TYPE_F16 = 1,
-    GGML_TYPE_I8 = 24,
-    GGML_TYPE_I16 = 25,
-    GGML_TYPE_I32 = 26,
-    GGML_TYPE_I64 = 27,
-    GGML_TYPE_F64 = 28,
-    GGML_TYPE_BF16 = 30,
-    GGML_TYPE_U8 = 40,
-    GGML_TYPE_BOOL = 41,
-    GGML_TYPE_COUNT = 42
-} ggml_type;
+#include "ggml_types.h"   /* enum ggml_type (ggml's numbers) and the type traits */
 
 typedef enum {
     GGML_OBJECT_TYPE_TENSOR = 0,
@@ -92,41 +79,18 @@ typedef struct ggml_context {
 GGML_CY_STATIC_ASSERT(sizeof(ggml_object) == 32, "ggml_object must be 32 bytes");
 GGML_CY_STATIC_ASSERT(sizeof(ggml_tensor) % GGML_MEM_ALIGN == 0, "ggml_tensor must pad to 16 bytes");
 
+/* The types the core's tensors hold today: the plain (one element per block) types. */
 static inline bool ggml_type_valid(int type) {
-    switch (type) {
-        case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_I8: case GGML_TYPE_I16:
-        case GGML_TYPE_I32: case GGML_TYPE_I64: case GGML_TYPE_F64: case GGML_TYPE_BF16:
-        case GGML_TYPE_U8: case GGML_TYPE_BOOL:
-            return true;
-        default:
-            return false;
-    }
+    return ggml_cy_type_known(type) && !ggml_cy_is_quantized(type);
 }
 
+/* Element size of a plain type (0 otherwise). */
 static inline size_t ggml_type_size(int type) {
-    switch (type) {
-        case GGML_TYPE_F32: case GGML_TYPE_I32: return 4;
-        case GGML_TYPE_F16: case GGML_TYPE_BF16: case GGML_TYPE_I16: return 2;
-        case GGML_TYPE_I8: case GGML_TYPE_U8: case GGML_TYPE_BOOL: return 1;
-        case GGML_TYPE_I64: case GGML_TYPE_F64: return 8;
-        default: return 0;
-    }
+    return ggml_type_valid(type) ? ggml_cy_block_bytes(type) : 0;
 }
 
 static inline const char * ggml_type_name(int type) {
-    switch (type) {
-        case GGML_TYPE_F32: return "f32";
-        case GGML_TYPE_F16: return "f16";
-        case GGML_TYPE_I8: return "i8";
-        case GGML_TYPE_I16: return "i16";
-        case GGML_TYPE_I32: return "i32";
-        case GGML_TYPE_I64: return "i64";
-        case GGML_TYPE_F64: return "f64";
-        case GGML_TYPE_BF16: return "bf16";
-        case GGML_TYPE_U8: return "u8";
-        case GGML_TYPE_BOOL: return "bool";
-        default: return "?";
-    }
+    return ggml_cy_type_name(type);
 }
 
 #ifdef __cplusplus
