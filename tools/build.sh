@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Developer in-place build, serialized with a lock so that parallel work in one tree does
-# not run two compilers over the same files. Usage: tools/build.sh [module,module...]
+# Developer in-place build, serialized with a lock so that parallel work in one tree (or in
+# several worktrees of it) does not run two compilers at once on a small machine; ccache is
+# used when installed. Usage: tools/build.sh [module,module...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -gt 0 ]; then export GGML_CY_ONLY="$1"; fi
+if [ -z "${CC:-}" ] && command -v ccache >/dev/null; then export CC="ccache gcc"; fi
 exec flock /tmp/ggml_cy_build.lock python3 setup.py -q build_ext --inplace
