@@ -11,6 +11,7 @@ Environment switches (all optional):
 """
 import glob
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -48,7 +49,9 @@ def render_templates():
 
 # ----------------------------------------------------------------------------- probes
 def _compiler():
-    return os.environ.get("CC") or sysconfig.get_config_var("CC").split()[0] or "cc"
+    """The C compiler command as a list ("ccache gcc" from tools/build.sh is two words)."""
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    return shlex.split(cc)
 
 
 def _try_compile(code, flags):
@@ -56,7 +59,7 @@ def _try_compile(code, flags):
         src = os.path.join(tmp, "probe.c")
         with open(src, "w") as f:
             f.write(code)
-        cmd = [_compiler(), src, "-o", os.path.join(tmp, "probe")] + flags
+        cmd = [*_compiler(), src, "-o", os.path.join(tmp, "probe")] + flags
         try:
             return subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
         except (OSError, subprocess.SubprocessError):
@@ -88,7 +91,7 @@ def probe_march():
 def target_simd_flags(march_flags):
     """The SIMD features the compiler enables for our flags (for `python -m ggml_cy info`)."""
     try:
-        out = subprocess.run([_compiler(), *march_flags, "-dM", "-E", "-x", "c", "/dev/null"],
+        out = subprocess.run([*_compiler(), *march_flags, "-dM", "-E", "-x", "c", "/dev/null"],
                              capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         return []
