@@ -26,6 +26,21 @@ from ggml_cy.cpu._openmp cimport gcy_omp_thread_num, gcy_omp_num_threads, GGML_C
 cdef extern from "graph_barrier.h" nogil:
     void gcy_barrier()
 
+cdef extern from "kernels_convert.h" nogil:
+    void kern_fe_clear()
+    int kern_fe_test_all()
+
+cdef extern from *:
+    """
+    /* FE bits numpy reports: invalid, divide by zero, overflow, underflow */
+    #define GCY_FE_REPORTED (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW)
+    static inline void gcy_fe_or(int *dst, int v) {
+        v &= GCY_FE_REPORTED;
+        if (v) __atomic_fetch_or(dst, v, __ATOMIC_RELAXED);
+    }
+    """
+    void gcy_fe_or(int * dst, int v) nogil
+
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
@@ -156,6 +171,7 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
     for s in range(p.n_steps):
         if p.steps[s].kind != STEP_NOOP:
             last = s
+    kern_fe_clear()     # this thread's FP exception flags, collected in p.fe_flags
     for s in range(p.n_steps):
         st = &p.steps[s]
         if st.kind == STEP_NOOP:
@@ -186,12 +202,14 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
                 p.error = 1
         if s != last and needs_barrier(p, s, nth):
             gcy_barrier()
+    gcy_fe_or(&p.fe_flags, kern_fe_test_all())
 
 
 
 cdef int plan_compute(gplan * p, char * work) noexcept nogil:
     cdef char * base = <char *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63))
     p.error = 0
+    p.fe_flags = 0
     # a graph of small nodes runs on the calling thread: no region, no wake-ups
     if p.n_active <= 1 or not GGML_CY_HAVE_OPENMP:
         run_thread(p, base, 0, 1)
@@ -461,6 +479,14 @@ cdef class Plan:
     @property
     def n_threads(self):
         return self.p.n_threads
+
+    @property
+    def fe_flags(self):
+        """The floating-point exception flags (C's FE_INVALID, FE_DIVBYZERO, FE_OVERFLOW,
+        FE_UNDERFLOW bits) raised by any thread during the last compute with this plan
+        (0 before the first). The executor does not report them itself: front ends that
+        follow numpy's np.errstate read them (evaluate does)."""
+        return self.p.fe_flags
 
     @property
     def work_size(self):
