@@ -13,12 +13,13 @@ from libc.string cimport memcpy, memset
 from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, core_nelements,
                             core_nrows, core_contiguous_strides, GGML_MAX_SRC,
                             GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64)
-from ggml_cy.cpu._kernels cimport (
-    compute_forward, op_supported, op_name, threads_for,
-    GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT, GGML_OP_ADD, GGML_OP_LE,
-    GGML_OP_LOGICAL_NOT, GGML_OP_SCALE, GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE,
-    GGML_OP_PERMUTE, GGML_OP_TRANSPOSE, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN,
-    GGML_OP_MUL_MAT, GGML_OP_COUNT)
+from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for)
+from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT,
+                                GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
+                                GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
+                                GGML_OP_TRANSPOSE, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN,
+                                GGML_OP_MUL_MAT, GGML_OP_COUNT,
+                                ggml_cy_op_is_binary, ggml_cy_op_is_elementwise)
 from ggml_cy.cpu._fused cimport (fuse_group, fuse_build_group, fuse_work_size, fuse_run,
                              extents_overlap)
 from ggml_cy.cpu._openmp cimport gcy_omp_thread_num, gcy_omp_num_threads, GGML_CY_HAVE_OPENMP
@@ -259,7 +260,7 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
               and t.type == t.src[0].type)
     elif op == GGML_OP_ADD1:
         ok = t.src[1] != NULL and op_supported(GGML_OP_ADD, t.type, t.src[0].type, t.src[1].type)
-    elif GGML_OP_ADD <= op <= GGML_OP_LE:
+    elif ggml_cy_op_is_binary(op):
         ok = t.src[1] != NULL and op_supported(op, t.type, t.src[0].type, t.src[1].type)
     else:
         ok = op_supported(op, t.type, t.src[0].type, -1)
@@ -276,7 +277,7 @@ cdef bint needs_temp(ggml_tensor * t) noexcept nogil:
     alias (in-place ops alias src0 exactly, which every kernel handles)."""
     cdef int i, n = GGML_MAX_SRC
     cdef ggml_tensor * s
-    cdef bint elementwise = (GGML_OP_ADD <= t.op <= GGML_OP_SCALE) or t.op == GGML_OP_ADD1
+    cdef bint elementwise = ggml_cy_op_is_elementwise(t.op)
     if t.op == GGML_OP_CPY:
         n = 1  # src1 of a copy is the destination itself, never read
     for i in range(n):

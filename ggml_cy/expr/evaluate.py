@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from ggml_cy.core import _core
+from ggml_cy.core import _core, optable
 from ggml_cy.graph import _graph
 from ggml_cy.cpu import threads as _threads
 from ggml_cy.core._core import GGMLType
@@ -31,22 +31,17 @@ from ggml_cy.ufuncs import fpe as _fpe
 
 __all__ = ["evaluate", "FUNCTIONS"]
 
-_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
-           ast.FloorDiv: "floor_div", ast.Mod: "mod", ast.Pow: "pow"}
+# The operators and functions come from the op table (ggml_cy/core/optable.py): a row's
+# `operator` ("+", "**", ...) maps a Python operator to its builder, its `evaluate` names
+# are the functions evaluate() accepts (numpy's names), called with the row's arity.
+_AST_OF_SYMBOL = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div,
+                  "//": ast.FloorDiv, "%": ast.Mod, "**": ast.Pow}
+_BINOPS = {_AST_OF_SYMBOL[o.operator]: o.builder for o in optable.OPS
+           if o.operator in _AST_OF_SYMBOL}
 
 # numpy name -> (builder, number of arguments)
-FUNCTIONS = {
-    "exp": ("exp", 1), "expm1": ("expm1", 1), "log": ("log", 1), "log1p": ("log1p", 1),
-    "sqrt": ("sqrt", 1), "sin": ("sin", 1), "cos": ("cos", 1), "tanh": ("tanh", 1),
-    "abs": ("abs", 1), "absolute": ("abs", 1), "negative": ("neg", 1),
-    "square": ("sqr", 1), "floor": ("floor", 1), "ceil": ("ceil", 1),
-    "trunc": ("trunc", 1), "rint": ("round", 1), "sign": ("sgn", 1),
-    "relu": ("relu", 1), "sigmoid": ("sigmoid", 1), "silu": ("silu", 1),
-    "gelu": ("gelu", 1), "softplus": ("softplus", 1),
-    "maximum": ("max", 2), "minimum": ("min", 2), "fmax": ("fmax", 2),
-    "fmin": ("fmin", 2), "power": ("pow", 2), "remainder": ("mod", 2),
-    "mod": ("mod", 2), "fmod": ("fmod", 2), "floor_divide": ("floor_div", 2),
-}
+FUNCTIONS = {name: (o.builder, 2 if o.kind == "binary" else 1)
+             for o in optable.OPS if o.builder for name in o.evaluate}
 
 _COMMUTATIVE = {"add", "mul"}   # bitwise commutative in IEEE arithmetic
 _MAX_DIMS = 4
@@ -111,9 +106,11 @@ def _parse_str(expr):
 # numbers in double precision, its result a weak scalar (NEP 50: it takes the arrays'
 # dtype); a numpy function of constants (np.abs(1.5)) is a float64 scalar, which is strong
 # (it promotes float32 arrays to float64). ("sconst", v) marks those.
-_PY_BINOPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
-              "div": operator.truediv, "floor_div": operator.floordiv, "mod": operator.mod,
-              "pow": operator.pow}
+_PY_OF_SYMBOL = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+                 "/": operator.truediv, "//": operator.floordiv, "%": operator.mod,
+                 "**": operator.pow}
+_PY_BINOPS = {o.builder: _PY_OF_SYMBOL[o.operator] for o in optable.OPS
+              if o.operator in _PY_OF_SYMBOL}
 _CONSTS = ("const", "sconst")
 
 
@@ -192,13 +189,10 @@ def _check(node, expr):
 # tree in one dtype, which is that only when every strong operand has it ("uniform");
 # other trees are computed operation by operation with ggml_cy's numpy-exact eager
 # functions (still multithreaded, just not fused).
-_EAGER_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
-                 "floor_div": "floor_divide", "mod": "remainder", "pow": "power",
-                 "max": "maximum", "min": "minimum", "fmax": "fmax", "fmin": "fmin",
-                 "fmod": "fmod"}
-_EAGER_UNARY = {"neg": "negative", "abs": "absolute", "sqr": "square", "round": "rint",
-                "sgn": "sign"}
-
+_EAGER_BINARY = {o.builder: o.eager[0] for o in optable.OPS
+                 if o.kind == "binary" and o.builder and o.eager}
+_EAGER_UNARY = {o.builder: o.eager[0] for o in optable.OPS
+                if o.kind == "unary" and o.builder and o.eager}
 
 def _typed(tree, inputs, weak, seen):
     """numpy's dtype of tree (None: a weak Python number); adds every strong dtype met
