@@ -117,6 +117,19 @@ def test_self_overlapping_out_keeps_the_last_element(dtype):
         np.testing.assert_array_equal(got_base, ref_base)
 
 
+def test_self_overlapping_out_many_threads():
+    """Rows written by several threads into one shared row: the last row's values stay.
+    (The unfixed code happened to pass this on a 2-core machine; the race needs more
+    cores. Since the fix, such an out is never handed to the executor.)"""
+    x = np.arange(16 * 40_000, dtype=np.float64).reshape(16, 40_000)
+    base = np.zeros(40_000)
+    out = as_strided(base, (16, 40_000), (0, 8))
+    for _ in range(5):
+        base[:] = 0
+        evaluate("x * 2 + 1", x=x, out=out, n_threads=4)
+        np.testing.assert_array_equal(base, x[-1] * 2 + 1)
+
+
 # ----------------------------------------------------------------------------- subclasses
 def test_masked_arrays_and_subclasses_are_refused():
     m = np.ma.masked_array(np.arange(5.0), mask=[0, 1, 0, 0, 1])
@@ -176,9 +189,10 @@ def test_deep_expression_below_the_recursion_limit():
 
 # ----------------------------------------------------------------------------- threads
 def test_plan_cache_under_contention():
-    """16 threads x many calls over more distinct expressions than the cache holds, with
-    a short switch interval: no 'dictionary changed size during iteration'."""
-    n_expr = ev_mod._PLAN_CACHE_SIZE * 3
+    """16 threads x 2000 calls over 200 distinct expressions (more than the cache holds),
+    with a short switch interval: no 'dictionary changed size during iteration' (the
+    unlocked cache failed 4 of 32000 calls here)."""
+    n_expr = 200
     exprs = [f"a * {i} + b" for i in range(n_expr)]
     a, b = np.ones(16), np.arange(16.0)
     errors = []
@@ -186,7 +200,7 @@ def test_plan_cache_under_contention():
     def work(seed):
         rng = np.random.default_rng(seed)
         try:
-            for _ in range(150):
+            for _ in range(2000):
                 i = int(rng.integers(n_expr))
                 r = evaluate(exprs[i], a=a, b=b, n_threads=1)
                 if not np.array_equal(r, a * i + b):

@@ -526,10 +526,8 @@ def _internal_overlap(a):
 
 # builders whose floating-point exceptions numpy reports (the eager functions' FE_OPS);
 # comparisons, max/min, rounding, sign and the activations report nothing
-_FE_OPS = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
-           "floor_div": "floor_divide", "mod": "remainder", "fmod": "fmod", "pow": "power",
-           "sqr": "square", "sqrt": "sqrt", "exp": "exp", "expm1": "expm1", "log": "log",
-           "log1p": "log1p", "sin": "sin", "cos": "cos", "tanh": "tanh"}
+_FE_OPS = {o.builder: o.eager[0] for o in optable.OPS
+           if o.fe and o.builder and o.eager and optable.elementwise(o)}
 
 
 def _first_fe_op(tree):
