@@ -9,11 +9,10 @@
 namespace gcy {
 
 // ------------------------------------------------------------------ op classes
-__host__ __device__ constexpr bool op_is_binary(int op) {
-    return op >= GGML_OP_ADD && op <= GGML_OP_LE;
-}
+// (the op classes come from the op table: ops_defs.h's predicates)
+__host__ __device__ constexpr bool op_is_binary(int op) { return ggml_cy_op_is_binary(op); }
 __host__ __device__ constexpr bool op_gives_bool(int op) {   // logical / relational
-    return op >= GGML_OP_LOGICAL_AND && op <= GGML_OP_LE;
+    return ggml_cy_op_is_binary(op) && ggml_cy_op_gives_bool(op);
 }
 // Bitwise commutative for every type: the kernels may swap such operands. Not maximum/
 // minimum/fmax/fmin: on ties of signed zeros numpy picks a particular operand.
@@ -22,20 +21,25 @@ __host__ __device__ constexpr bool op_is_commutative(int op) {
            op == GGML_OP_LOGICAL_OR || op == GGML_OP_LOGICAL_XOR || op == GGML_OP_EQ ||
            op == GGML_OP_NE;
 }
-__host__ __device__ constexpr bool op_is_unary(int op) {
-    return op >= GGML_OP_LOGICAL_NOT && op <= GGML_OP_SCALE;
+__host__ __device__ constexpr bool op_is_unary(int op) { return ggml_cy_op_is_unary(op); }
+
+// The op table's CUDA types as a bit of ggml_cy_op_cuda_types (ops_defs.h): float16 and
+// bfloat16 compute in f32, so they count as f32.
+template <typename T> __host__ __device__ constexpr int type_bit() {
+    if constexpr (std::is_same_v<T, bool>) return GGML_CY_TBIT_BOOL;
+    else if constexpr (std::is_same_v<T, double>) return GGML_CY_TBIT_F64;
+    else if constexpr (is_floating_v<T>) return GGML_CY_TBIT_F32;
+    else if constexpr (std::is_same_v<T, int8_t>) return GGML_CY_TBIT_I8;
+    else if constexpr (std::is_same_v<T, int16_t>) return GGML_CY_TBIT_I16;
+    else if constexpr (std::is_same_v<T, int32_t>) return GGML_CY_TBIT_I32;
+    else if constexpr (std::is_same_v<T, int64_t>) return GGML_CY_TBIT_I64;
+    else if constexpr (std::is_same_v<T, uint8_t>) return GGML_CY_TBIT_U8;
+    else return 0;
 }
 
-// Which binary ops exist for an input type (T = the C type).
+// Which binary ops exist for an input type (T = the C type): the op table's cuda column.
 template <typename T> __host__ __device__ constexpr bool bin_valid(int op) {
-    if constexpr (std::is_same_v<T, bool>) {
-        return op_gives_bool(op) || op == GGML_OP_MAX || op == GGML_OP_MIN ||
-               op == GGML_OP_ADD || op == GGML_OP_MUL;
-    } else if constexpr (is_floating_v<T>) {
-        return op_is_binary(op);
-    } else {
-        return op_is_binary(op) && op != GGML_OP_DIV;   // int true-divide: promote first
-    }
+    return op_is_binary(op) && (ggml_cy_op_cuda_types(op) & type_bit<T>()) != 0;
 }
 
 // ------------------------------------------------------------------ float helpers
@@ -263,14 +267,7 @@ template <int OP, typename T, typename TD> __device__ __forceinline__ TD bin_ele
 
 template <typename T, typename TD> __device__ TD bin_elem_rt(int op, T x, T y) {
     switch (op) {
-        GCY_BIN_CASE(GGML_OP_ADD) GCY_BIN_CASE(GGML_OP_SUB) GCY_BIN_CASE(GGML_OP_MUL)
-        GCY_BIN_CASE(GGML_OP_DIV) GCY_BIN_CASE(GGML_OP_FLOOR_DIV) GCY_BIN_CASE(GGML_OP_MOD)
-        GCY_BIN_CASE(GGML_OP_FMOD) GCY_BIN_CASE(GGML_OP_MAX) GCY_BIN_CASE(GGML_OP_MIN)
-        GCY_BIN_CASE(GGML_OP_FMAX) GCY_BIN_CASE(GGML_OP_FMIN) GCY_BIN_CASE(GGML_OP_POW)
-        GCY_BIN_CASE(GGML_OP_PRELU) GCY_BIN_CASE(GGML_OP_LOGICAL_AND)
-        GCY_BIN_CASE(GGML_OP_LOGICAL_OR) GCY_BIN_CASE(GGML_OP_LOGICAL_XOR)
-        GCY_BIN_CASE(GGML_OP_EQ) GCY_BIN_CASE(GGML_OP_NE) GCY_BIN_CASE(GGML_OP_GT)
-        GCY_BIN_CASE(GGML_OP_GE) GCY_BIN_CASE(GGML_OP_LT) GCY_BIN_CASE(GGML_OP_LE)
+        GGML_CY_CUDA_BINARY_OPS(GCY_BIN_CASE)
         default: break;
     }
     return TD();

@@ -116,15 +116,12 @@ bool unary_supported(int op, int dst_type, int src0_type) {
     if (!op_is_unary(op)) return false;
     if (op == GGML_OP_LOGICAL_NOT) return dst_type == GGML_TYPE_BOOL && ggml_type_valid(src0_type);
     if (dst_type != src0_type) return false;
-    switch (src0_type) {
-        case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16: case GGML_TYPE_F64:
-            return true;
-        case GGML_TYPE_I8: case GGML_TYPE_I16: case GGML_TYPE_I32: case GGML_TYPE_I64: case GGML_TYPE_U8:
-            return op == GGML_OP_NEG || op == GGML_OP_ABS || op == GGML_OP_SGN || op == GGML_OP_SQR ||
-                   op == GGML_OP_RELU || op == GGML_OP_STEP;
-        default:
-            return false;
-    }
+    bool ok = false;   // the op table's cuda column (ops_defs.h: ggml_cy_op_cuda_types)
+    with_type(src0_type, [&](auto * tp) {
+        using T = std::remove_pointer_t<decltype(tp)>;
+        ok = (ggml_cy_op_cuda_types(op) & type_bit<T>()) != 0;
+    });
+    return ok;
 }
 
 int unary_forward(ggml_tensor * dst, cudaStream_t stream) {

@@ -25,14 +25,8 @@ cdef extern from "core_checked.h" nogil:
     int gcy_add_size(size_t a, size_t b, size_t * out)
 
 # The view ops come from the one op enum (the graph treats views as ops).
-cdef extern from "ops_defs.h" nogil:
-    enum:
-        GGML_OP_NONE
-        GGML_OP_VIEW
-        GGML_OP_RESHAPE
-        GGML_OP_PERMUTE
-        GGML_OP_TRANSPOSE
-        GGML_OP_COUNT
+from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
+                                GGML_OP_TRANSPOSE, GGML_OP_COUNT)
 
 # Owned pools are aligned to a cache line (and so to GGML_MEM_ALIGN).
 cdef enum:

@@ -34,6 +34,8 @@ ctypedef struct gplan:
     size_t per_thread_size      # mul_mat packs / fused scratch, per thread
     size_t work_size            # total bytes the work buffer needs
     int error                   # set by compute when a kernel refused a node
+    int fe_flags                # FP exception flags (FE_* bits numpy reports) the last
+                                # compute raised, over all threads
 
 # Builds a plan (raises ValueError/TypeError naming the node when a node cannot run:
 # no data, unsupported types). pinned[i] marks nodes that must be written to memory

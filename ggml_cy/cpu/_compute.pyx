@@ -13,18 +13,34 @@ from libc.string cimport memcpy, memset
 from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, core_nelements,
                             core_nrows, core_contiguous_strides, GGML_MAX_SRC,
                             GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64)
-from ggml_cy.cpu._kernels cimport (
-    compute_forward, op_supported, op_name, threads_for,
-    GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT, GGML_OP_ADD, GGML_OP_LE,
-    GGML_OP_LOGICAL_NOT, GGML_OP_SCALE, GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE,
-    GGML_OP_PERMUTE, GGML_OP_TRANSPOSE, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN,
-    GGML_OP_MUL_MAT, GGML_OP_COUNT)
+from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for)
+from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT,
+                                GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
+                                GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
+                                GGML_OP_TRANSPOSE, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN,
+                                GGML_OP_MUL_MAT, GGML_OP_COUNT,
+                                ggml_cy_op_is_binary, ggml_cy_op_is_elementwise)
 from ggml_cy.cpu._fused cimport (fuse_group, fuse_build_group, fuse_work_size, fuse_run,
                              extents_overlap)
 from ggml_cy.cpu._openmp cimport gcy_omp_thread_num, gcy_omp_num_threads, GGML_CY_HAVE_OPENMP
 
 cdef extern from "graph_barrier.h" nogil:
     void gcy_barrier()
+
+cdef extern from "kernels_convert.h" nogil:
+    void kern_fe_clear()
+    int kern_fe_test_all()
+
+cdef extern from *:
+    """
+    /* FE bits numpy reports: invalid, divide by zero, overflow, underflow */
+    #define GCY_FE_REPORTED (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW)
+    static inline void gcy_fe_or(int *dst, int v) {
+        v &= GCY_FE_REPORTED;
+        if (v) __atomic_fetch_or(dst, v, __ATOMIC_RELAXED);
+    }
+    """
+    void gcy_fe_or(int * dst, int v) nogil
 
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
@@ -156,6 +172,7 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
     for s in range(p.n_steps):
         if p.steps[s].kind != STEP_NOOP:
             last = s
+    kern_fe_clear()     # this thread's FP exception flags, collected in p.fe_flags
     for s in range(p.n_steps):
         st = &p.steps[s]
         if st.kind == STEP_NOOP:
@@ -186,12 +203,14 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
                 p.error = 1
         if s != last and needs_barrier(p, s, nth):
             gcy_barrier()
+    gcy_fe_or(&p.fe_flags, kern_fe_test_all())
 
 
 
 cdef int plan_compute(gplan * p, char * work) noexcept nogil:
     cdef char * base = <char *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63))
     p.error = 0
+    p.fe_flags = 0
     # a graph of small nodes runs on the calling thread: no region, no wake-ups
     if p.n_active <= 1 or not GGML_CY_HAVE_OPENMP:
         run_thread(p, base, 0, 1)
@@ -241,7 +260,7 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
               and t.type == t.src[0].type)
     elif op == GGML_OP_ADD1:
         ok = t.src[1] != NULL and op_supported(GGML_OP_ADD, t.type, t.src[0].type, t.src[1].type)
-    elif GGML_OP_ADD <= op <= GGML_OP_LE:
+    elif ggml_cy_op_is_binary(op):
         ok = t.src[1] != NULL and op_supported(op, t.type, t.src[0].type, t.src[1].type)
     else:
         ok = op_supported(op, t.type, t.src[0].type, -1)
@@ -258,7 +277,7 @@ cdef bint needs_temp(ggml_tensor * t) noexcept nogil:
     alias (in-place ops alias src0 exactly, which every kernel handles)."""
     cdef int i, n = GGML_MAX_SRC
     cdef ggml_tensor * s
-    cdef bint elementwise = (GGML_OP_ADD <= t.op <= GGML_OP_SCALE) or t.op == GGML_OP_ADD1
+    cdef bint elementwise = ggml_cy_op_is_elementwise(t.op)
     if t.op == GGML_OP_CPY:
         n = 1  # src1 of a copy is the destination itself, never read
     for i in range(n):
@@ -461,6 +480,14 @@ cdef class Plan:
     @property
     def n_threads(self):
         return self.p.n_threads
+
+    @property
+    def fe_flags(self):
+        """The floating-point exception flags (C's FE_INVALID, FE_DIVBYZERO, FE_OVERFLOW,
+        FE_UNDERFLOW bits) raised by any thread during the last compute with this plan
+        (0 before the first). The executor does not report them itself: front ends that
+        follow numpy's np.errstate read them (evaluate does)."""
+        return self.p.fe_flags
 
     @property
     def work_size(self):

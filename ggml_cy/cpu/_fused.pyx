@@ -6,10 +6,11 @@ from libc.string cimport memcpy, memset
 
 from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, core_is_contiguous, core_extent,
                             GGML_MAX_SRC)
-from ggml_cy.cpu._kernels cimport (compute_forward, GGML_OP_ADD, GGML_OP_SCALE, GGML_OP_ADD1,
-                               GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT, GGML_OP_SUB,
-                               GGML_OP_MUL, GGML_OP_DIV, GGML_OP_MAX, GGML_OP_MIN,
-                               GGML_OP_NEG, GGML_OP_ABS, GGML_OP_SQR)
+from ggml_cy.cpu._kernels cimport compute_forward
+from ggml_cy.core._ops cimport (GGML_OP_ADD, GGML_OP_SCALE, GGML_OP_ADD1, GGML_OP_DUP,
+                                GGML_OP_CPY, GGML_OP_CONT, GGML_OP_SUB, GGML_OP_MUL,
+                                GGML_OP_DIV, GGML_OP_MAX, GGML_OP_MIN, GGML_OP_NEG, GGML_OP_ABS,
+                                GGML_OP_SQR, ggml_cy_op_is_elementwise)
 from ggml_cy.core._core cimport GGML_TYPE_F32, GGML_TYPE_F64
 
 cdef extern from "fused_stream.h" nogil:
@@ -49,6 +50,16 @@ def set_chunk_loops(flag):
     old = use_vm
     use_vm = bool(flag)
     return old
+
+
+_VM_NAMES = {VM_ADD: "ADD", VM_SUB: "SUB", VM_MUL: "MUL", VM_DIV: "DIV", VM_MAX: "MAX",
+             VM_MIN: "MIN", VM_NEG: "NEG", VM_ABS: "ABS", VM_SQR: "SQR"}
+
+
+def _vm_instruction(int op):
+    """The accumulator machine's instruction for an op ("ADD", ...), or None (the op
+    table's `vm` column must agree: tests/test_optable.py)."""
+    return _VM_NAMES.get(vm_op_of(op))
 
 
 cdef int vm_op_of(int op) noexcept nogil:
@@ -118,9 +129,8 @@ cdef inline size_t align64(size_t n) noexcept nogil:
 
 
 cdef bint fuse_op_fusable(int op) noexcept nogil:
-    # ADD..SCALE in ops_defs.h are the binary, logical/relational and unary elementwise
-    # ops; copies come before ADD and are not fusable (they may reshape).
-    return (GGML_OP_ADD <= op <= GGML_OP_SCALE) or op == GGML_OP_ADD1
+    # every elementwise op of the op table; copies are not fusable (they may reshape)
+    return ggml_cy_op_is_elementwise(op)
 
 
 cdef inline bint same_ne(const int64_t * a, const int64_t * b) noexcept nogil:

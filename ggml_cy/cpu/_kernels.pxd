@@ -5,75 +5,7 @@
 from libc.stdint cimport int64_t
 from ggml_cy.core._core cimport ggml_tensor
 
-cdef extern from "ops_defs.h" nogil:
-    ctypedef enum ggml_op:
-        GGML_OP_NONE
-        GGML_OP_DUP
-        GGML_OP_CPY
-        GGML_OP_CONT
-        GGML_OP_ADD
-        GGML_OP_SUB
-        GGML_OP_MUL
-        GGML_OP_DIV
-        GGML_OP_FLOOR_DIV
-        GGML_OP_MOD
-        GGML_OP_FMOD
-        GGML_OP_MAX
-        GGML_OP_MIN
-        GGML_OP_FMAX
-        GGML_OP_FMIN
-        GGML_OP_POW
-        GGML_OP_PRELU
-        GGML_OP_LOGICAL_AND
-        GGML_OP_LOGICAL_OR
-        GGML_OP_LOGICAL_XOR
-        GGML_OP_EQ
-        GGML_OP_NE
-        GGML_OP_GT
-        GGML_OP_GE
-        GGML_OP_LT
-        GGML_OP_LE
-        GGML_OP_LOGICAL_NOT
-        GGML_OP_NEG
-        GGML_OP_ABS
-        GGML_OP_SGN
-        GGML_OP_SQR
-        GGML_OP_SQRT
-        GGML_OP_EXP
-        GGML_OP_EXPM1
-        GGML_OP_LOG
-        GGML_OP_LOG1P
-        GGML_OP_SIN
-        GGML_OP_COS
-        GGML_OP_TANH
-        GGML_OP_FLOOR
-        GGML_OP_CEIL
-        GGML_OP_ROUND
-        GGML_OP_TRUNC
-        GGML_OP_RELU
-        GGML_OP_LEAKY_RELU
-        GGML_OP_ELU
-        GGML_OP_SIGMOID
-        GGML_OP_SILU
-        GGML_OP_GELU
-        GGML_OP_GELU_ERF
-        GGML_OP_GELU_QUICK
-        GGML_OP_HARDSWISH
-        GGML_OP_HARDSIGMOID
-        GGML_OP_SOFTPLUS
-        GGML_OP_STEP
-        GGML_OP_CLAMP
-        GGML_OP_SCALE
-        GGML_OP_ADD1
-        GGML_OP_VIEW
-        GGML_OP_RESHAPE
-        GGML_OP_PERMUTE
-        GGML_OP_TRANSPOSE
-        GGML_OP_SUM
-        GGML_OP_SUM_ROWS
-        GGML_OP_MEAN
-        GGML_OP_MUL_MAT
-        GGML_OP_COUNT
+# The op enum: ggml_cy.core._ops (rendered from the op table).
 
 cdef extern from "kernels_elem.h" nogil:
     enum:

@@ -14,8 +14,8 @@ from ggml_cy.core._core cimport Tensor as CoreTensor
 
 
 # the one op table, from the kernel layer (ops_defs.h numbers)
-from ggml_cy.cpu._kernels import op_names as _op_names
-OPS = _op_names()
+from ggml_cy.core import optable as _optable
+OPS = {o.name: _optable.number(o.name) for o in _optable.OPS}   # op name -> enum value
 
 
 class CudaError(RuntimeError):

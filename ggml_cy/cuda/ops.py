@@ -15,6 +15,7 @@ else ``CudaError`` (a RuntimeError) carrying CUDA's own message.
 """
 import numpy as np
 
+from ggml_cy.core import optable
 from ggml_cy.cuda import tensor as _tensor
 from ggml_cy.cuda.runtime import require as _require, current_device
 from ggml_cy.cuda.tensor import (BF16, BOOL, F32, U8, DeviceTensor, contiguous_strides,
@@ -101,28 +102,16 @@ def _ops():
     return _require().OPS
 
 
-_BINARY = {
-    "add": "ADD", "subtract": "SUB", "multiply": "MUL", "divide": "DIV", "true_divide": "DIV",
-    "floor_divide": "FLOOR_DIV", "remainder": "MOD", "mod": "MOD", "fmod": "FMOD",
-    "maximum": "MAX", "minimum": "MIN", "fmax": "FMAX", "fmin": "FMIN", "power": "POW",
-    "logical_and": "LOGICAL_AND", "logical_or": "LOGICAL_OR", "logical_xor": "LOGICAL_XOR",
-    "equal": "EQ", "not_equal": "NE", "greater": "GT", "greater_equal": "GE", "less": "LT",
-    "less_equal": "LE", "prelu": "PRELU",
-}
-_UNARY = {
-    "negative": "NEG", "absolute": "ABS", "abs": "ABS", "sign": "SGN", "square": "SQR",
-    "sqrt": "SQRT", "exp": "EXP", "expm1": "EXPM1", "log": "LOG", "log1p": "LOG1P",
-    "sin": "SIN", "cos": "COS", "tanh": "TANH", "floor": "FLOOR", "ceil": "CEIL",
-    "rint": "ROUND", "trunc": "TRUNC", "logical_not": "LOGICAL_NOT",
-}
-# ggml's activations: float results (integer input promotes as for numpy.exp)
-_ACTIVATIONS = {
-    "relu": "RELU", "sigmoid": "SIGMOID", "silu": "SILU", "gelu": "GELU",
-    "gelu_erf": "GELU_ERF", "gelu_quick": "GELU_QUICK", "elu": "ELU",
-    "hardswish": "HARDSWISH", "hardsigmoid": "HARDSIGMOID", "softplus": "SOFTPLUS",
-    "step": "STEP", "leaky_relu": "LEAKY_RELU", "scale": "SCALE",
-}
-
+# The eager functions that run on device tensors: every op-table row with cuda=True and an
+# eager name (ggml_cy/core/optable.py); the device formulas are in cuda/ops.cuh, unary.cu.
+_CUDA_ROWS = [o for o in optable.OPS if o.cuda and o.eager]
+_BINARY = {name: o.name for o in _CUDA_ROWS if o.kind == "binary" for name in o.eager}
+_UNARY = {name: o.name for o in _CUDA_ROWS
+          if o.kind == "unary" and o.style == "ufunc" for name in o.eager}
+# ggml's activations: float results (integer input promotes as for numpy.exp); clip has
+# its own path below
+_ACTIVATIONS = {o.eager[0]: o.name for o in _CUDA_ROWS
+                if o.kind == "unary" and o.style in ("activation", "custom") and not o.numpy}
 
 def _float_bits(v):
     return int(np.array(v, np.float32).view(np.int32))

@@ -18,32 +18,30 @@ through ggml_cy's eager functions (see _typed).
 import ast
 import functools
 import operator
+import threading
 
 import numpy as np
 
-from ggml_cy.core import _core
+from ggml_cy.core import _core, optable
 from ggml_cy.graph import _graph
 from ggml_cy.cpu import threads as _threads
 from ggml_cy.core._core import GGMLType
+from ggml_cy import ufuncs as _ufuncs
+from ggml_cy.ufuncs import fpe as _fpe
 
 __all__ = ["evaluate", "FUNCTIONS"]
 
-_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
-           ast.FloorDiv: "floor_div", ast.Mod: "mod", ast.Pow: "pow"}
+# The operators and functions come from the op table (ggml_cy/core/optable.py): a row's
+# `operator` ("+", "**", ...) maps a Python operator to its builder, its `evaluate` names
+# are the functions evaluate() accepts (numpy's names), called with the row's arity.
+_AST_OF_SYMBOL = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div,
+                  "//": ast.FloorDiv, "%": ast.Mod, "**": ast.Pow}
+_BINOPS = {_AST_OF_SYMBOL[o.operator]: o.builder for o in optable.OPS
+           if o.operator in _AST_OF_SYMBOL}
 
 # numpy name -> (builder, number of arguments)
-FUNCTIONS = {
-    "exp": ("exp", 1), "expm1": ("expm1", 1), "log": ("log", 1), "log1p": ("log1p", 1),
-    "sqrt": ("sqrt", 1), "sin": ("sin", 1), "cos": ("cos", 1), "tanh": ("tanh", 1),
-    "abs": ("abs", 1), "absolute": ("abs", 1), "negative": ("neg", 1),
-    "square": ("sqr", 1), "floor": ("floor", 1), "ceil": ("ceil", 1),
-    "trunc": ("trunc", 1), "rint": ("round", 1), "sign": ("sgn", 1),
-    "relu": ("relu", 1), "sigmoid": ("sigmoid", 1), "silu": ("silu", 1),
-    "gelu": ("gelu", 1), "softplus": ("softplus", 1),
-    "maximum": ("max", 2), "minimum": ("min", 2), "fmax": ("fmax", 2),
-    "fmin": ("fmin", 2), "power": ("pow", 2), "remainder": ("mod", 2),
-    "mod": ("mod", 2), "fmod": ("fmod", 2), "floor_divide": ("floor_div", 2),
-}
+FUNCTIONS = {name: (o.builder, 2 if o.kind == "binary" else 1)
+             for o in optable.OPS if o.builder for name in o.evaluate}
 
 _COMMUTATIVE = {"add", "mul"}   # bitwise commutative in IEEE arithmetic
 _MAX_DIMS = 4
@@ -57,13 +55,49 @@ def _parse(expr):
     return _parse_str(expr)
 
 
+# Bounds on an expression: the tree is walked recursively (parse, typing, graph building),
+# one Python frame per level, so its depth stays well below Python's recursion limit; and
+# every operation becomes a graph node.
+MAX_DEPTH = 200
+MAX_NODES = 20_000
+
+
+def _short(expr):
+    return repr(expr) if len(expr) <= 80 else repr(expr[:60]) + f"... ({len(expr)} characters)"
+
+
+def _check_size(root, expr):
+    """Raises ValueError when the tree is deeper than MAX_DEPTH or has more than
+    MAX_NODES nodes (walked without recursion, so any tree is measured safely)."""
+    stack, n = [(root, 1)], 0
+    while stack:
+        node, depth = stack.pop()
+        n += 1
+        if depth > MAX_DEPTH:
+            raise ValueError(f"evaluate: expression {_short(expr)} is too deep (more than "
+                             f"{MAX_DEPTH} nested operations); split it into several "
+                             "evaluate calls")
+        if n > MAX_NODES:
+            raise ValueError(f"evaluate: expression {_short(expr)} is too long (more than "
+                             f"{MAX_NODES} syntax nodes); split it into several evaluate "
+                             "calls")
+        stack.extend((c, depth + 1) for c in ast.iter_child_nodes(node))
+
+
 @functools.lru_cache(maxsize=256)
 def _parse_str(expr):
     """The checked tree of an expression (cached: trees are immutable tuples)."""
     try:
         tree = ast.parse(expr.strip(), mode="eval")
     except SyntaxError as e:
-        raise SyntaxError(f"evaluate: cannot parse {expr!r}: {e.msg}") from None
+        raise SyntaxError(f"evaluate: cannot parse {_short(expr)}: {e.msg}") from None
+    except (RecursionError, MemoryError):
+        # CPython's parser gives up on very deep nesting (1e5 terms, long unary chains)
+        raise ValueError(f"evaluate: expression {_short(expr)} is too deep or too long for "
+                         "Python's parser; split it into several evaluate calls") from None
+    except ValueError as e:   # source code with NUL bytes
+        raise ValueError(f"evaluate: cannot parse {_short(expr)}: {e}") from None
+    _check_size(tree.body, expr)
     return _check(tree.body, expr)
 
 
@@ -72,9 +106,11 @@ def _parse_str(expr):
 # numbers in double precision, its result a weak scalar (NEP 50: it takes the arrays'
 # dtype); a numpy function of constants (np.abs(1.5)) is a float64 scalar, which is strong
 # (it promotes float32 arrays to float64). ("sconst", v) marks those.
-_PY_BINOPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
-              "div": operator.truediv, "floor_div": operator.floordiv, "mod": operator.mod,
-              "pow": operator.pow}
+_PY_OF_SYMBOL = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+                 "/": operator.truediv, "//": operator.floordiv, "%": operator.mod,
+                 "**": operator.pow}
+_PY_BINOPS = {o.builder: _PY_OF_SYMBOL[o.operator] for o in optable.OPS
+              if o.operator in _PY_OF_SYMBOL}
 _CONSTS = ("const", "sconst")
 
 
@@ -153,13 +189,10 @@ def _check(node, expr):
 # tree in one dtype, which is that only when every strong operand has it ("uniform");
 # other trees are computed operation by operation with ggml_cy's numpy-exact eager
 # functions (still multithreaded, just not fused).
-_EAGER_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
-                 "floor_div": "floor_divide", "mod": "remainder", "pow": "power",
-                 "max": "maximum", "min": "minimum", "fmax": "fmax", "fmin": "fmin",
-                 "fmod": "fmod"}
-_EAGER_UNARY = {"neg": "negative", "abs": "absolute", "sqr": "square", "round": "rint",
-                "sgn": "sign"}
-
+_EAGER_BINARY = {o.builder: o.eager[0] for o in optable.OPS
+                 if o.kind == "binary" and o.builder and o.eager}
+_EAGER_UNARY = {o.builder: o.eager[0] for o in optable.OPS
+                if o.kind == "unary" and o.builder and o.eager}
 
 def _typed(tree, inputs, weak, seen):
     """numpy's dtype of tree (None: a weak Python number); adds every strong dtype met
@@ -195,7 +228,7 @@ def _typed(tree, inputs, weak, seen):
 def _eager_eval(tree, values):
     """The tree computed operation by operation as numpy would (values: name -> array, or
     Python float for weak inputs)."""
-    from ggml_cy import ufuncs
+    ufuncs = _ufuncs
     kind = tree[0]
     if kind == "name":
         return values[tree[1]]
@@ -317,9 +350,25 @@ def _aligned_empty(shape, dtype, align=64):
     return buf[off:off + nbytes].view(dtype).reshape(shape)
 
 
+# ndarray subclasses evaluate can honour: their data is all there is (memmap); others
+# (masked arrays, matrix, ...) carry meaning the fused pass would drop silently.
+_PLAIN_SUBCLASSES = (np.memmap,)
+
+
+def _plain(name, value):
+    if type(value) is not np.ndarray and not isinstance(value, _PLAIN_SUBCLASSES):
+        what = ("a masked array (its mask would be lost)"
+                if isinstance(value, np.ma.MaskedArray) else
+                f"an instance of the ndarray subclass {type(value).__name__}")
+        raise TypeError(f"evaluate: {name} is {what}; evaluate computes on plain numpy "
+                        f"arrays: pass np.asarray({name}) to drop the subclass, or compute "
+                        "with numpy, which honours it")
+    return value
+
+
 def _as_input(name, value):
     if isinstance(value, np.ndarray):
-        arr = value
+        arr = _plain(f"input {name!r}", value)
     elif isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool):
         arr = np.asarray(value, dtype=np.float64 if not isinstance(value, np.floating)
                          else value.dtype)
@@ -351,6 +400,19 @@ def _broadcast_strides(arr, shape):
 # (freeing mmap'ed pages interrupts the other threads); large ones are made per call.
 _PLAN_CACHE = {}
 _PLAN_CACHE_SIZE = 32
+_PLAN_LOCK = threading.Lock()    # guards _PLAN_CACHE (evaluate runs in many threads)
+
+
+def _take_plan(key):
+    with _PLAN_LOCK:
+        return _PLAN_CACHE.pop(key, None)
+
+
+def _file_plan(key, compiled):
+    with _PLAN_LOCK:
+        while len(_PLAN_CACHE) >= _PLAN_CACHE_SIZE:
+            del _PLAN_CACHE[next(iter(_PLAN_CACHE))]
+        _PLAN_CACHE[key] = compiled
 _KEEP_SCRATCH_BYTES = 2 << 20
 
 
@@ -427,7 +489,8 @@ def _layout_key(expr, out, arrays):
                 return None
             key.append((name, a.dtype, a.shape, a.strides))
         if out is not None:
-            if type(out) is not np.ndarray or not out.flags.writeable:
+            if (type(out) is not np.ndarray or not out.flags.writeable
+                    or 0 in out.strides):
                 return None
             key.append((out.dtype, out.shape, out.strides))
         return tuple(key)
@@ -450,10 +513,59 @@ def _run(compiled, arrays, result, n_threads, key):
         compiled.plan = compiled.graph.plan(n_threads)
         compiled.plan_threads = n_threads
     compiled.graph.compute(n_threads, plan=compiled.plan)
+    flags = compiled.plan.fe_flags
     del buf
-    if len(_PLAN_CACHE) >= _PLAN_CACHE_SIZE:
-        _PLAN_CACHE.pop(next(iter(_PLAN_CACHE)), None)
-    _PLAN_CACHE[key] = compiled
+    _file_plan(key, compiled)
+    return flags
+
+
+def _internal_overlap(a):
+    """A zero stride on a dim longer than 1: several elements of `a` share one address."""
+    return any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides))
+
+
+# builders whose floating-point exceptions numpy reports (the eager functions' FE_OPS);
+# comparisons, max/min, rounding, sign and the activations report nothing
+_FE_OPS = {o.builder: o.eager[0] for o in optable.OPS
+           if o.fe and o.builder and o.eager and optable.elementwise(o)}
+
+
+def _first_fe_op(tree):
+    """numpy's name of the first operation (in evaluation order) that can raise FP
+    exceptions, or None."""
+    if tree[0] not in ("un", "bin"):
+        return None
+    for sub in tree[2:]:
+        name = _first_fe_op(sub)
+        if name is not None:
+            return name
+    return _FE_OPS.get(tree[1])
+
+
+def _fpe_reaction(tree, values, result, flags):
+    """numpy's reaction (np.geterr / np.errstate) to the FP exceptions a fused pass
+    raised: nothing when every raised kind is ignored; else the expression is computed
+    again operation by operation with the eager functions, which warn/raise/call exactly
+    as numpy's ufuncs do (a fused pass cannot tell which operation raised what, and max,
+    comparisons... raise flags numpy does not report). When the result overwrote an input
+    (out= aliasing it) the flags are reported for the first operation that can raise."""
+    err = np.geterr()
+    if all(err[key] == "ignore" for fe, _n, key, _t in _fpe._TABLE if flags & fe):
+        return
+    name = _first_fe_op(tree)
+    if name is None:
+        return
+    if any(isinstance(v, np.ndarray) and np.may_share_memory(result, v)
+           for v in values.values()):
+        _fpe.report(flags, name, stacklevel=4)
+        return
+    _eager_eval(tree, values)
+
+
+def _finish(result, out):
+    """A 0-d result is returned as a numpy scalar, as numpy's ufuncs do (unless out=)."""
+    if out is None and result.ndim == 0:
+        return result[()]
     return result
 
 
@@ -464,21 +576,32 @@ def evaluate(expr, /, n_threads=None, out=None, **arrays):
     keyword arguments; ``out`` (optional) receives the result (shape and dtype must
     match); ``n_threads`` defaults to ``ggml_cy.get_num_threads()``. See ``FUNCTIONS``
     for the callable functions. Repeated calls with the same expression and operand
-    layouts reuse the compiled graph (only the data pointers change)."""
+    layouts reuse the compiled graph (only the data pointers change).
+
+    As numpy: floating-point exceptions are reported under ``np.errstate``/``np.seterr``
+    (warned by default, raised under ``errstate(divide="raise")``...); a 0-d result is a
+    numpy scalar; an ``out`` whose elements share memory (a zero stride) keeps the last
+    value written. Inputs are plain numpy arrays (np.memmap too) and numbers; masked
+    arrays and other ndarray subclasses are refused with a TypeError. Expressions deeper
+    than ``MAX_DEPTH`` nested operations or longer than ``MAX_NODES`` syntax nodes raise
+    ValueError."""
     # fast path: numpy operands exactly as an earlier call had them
     fast_key = _layout_key(expr, out, arrays)
     if fast_key is not None:
-        hit = _PLAN_CACHE.pop(fast_key, None)
+        hit = _take_plan(fast_key)
         if hit is not None:
             n_threads = _resolve_threads(n_threads)
             result = out if out is not None else _aligned_empty(*hit.result)
-            return _run(hit, arrays, result, n_threads, fast_key)
+            flags = _run(hit, arrays, result, n_threads, fast_key)
+            if flags:
+                _fpe_reaction(_parse(expr), arrays, result, flags)
+            return _finish(result, out)
     tree = _parse(expr)
     names = _names(tree, [])
     missing = sorted(set(names) - set(arrays))
     if missing:
         raise NameError(f"evaluate: unknown name{'s' if len(missing) > 1 else ''} "
-                        f"{', '.join(repr(m) for m in missing)} in {expr!r} "
+                        f"{', '.join(repr(m) for m in missing)} in {_short(expr)} "
                         "(pass them as keyword arguments)")
     n_threads = _resolve_threads(n_threads)
     inputs, weak = {}, {}
@@ -495,22 +618,29 @@ def evaluate(expr, /, n_threads=None, out=None, **arrays):
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise TypeError(f"evaluate: out must be a numpy array, not {type(out).__name__}")
+        _plain("out", out)
         if out.shape != shape or out.dtype != dtype:
             raise ValueError(f"evaluate: out has shape {out.shape} and dtype {out.dtype}; "
                              f"the result has shape {shape} and dtype {dtype}")
         if not out.flags.writeable:
             raise ValueError("evaluate: out is read-only")
+        if _internal_overlap(out):
+            # several elements share an address: computed apart, then written in numpy's
+            # order, so the last element's value stays (as numpy's ufuncs leave it)
+            result = _aligned_empty(shape, dtype)
+            evaluate(expr, n_threads=n_threads, out=result, **arrays)
+            np.copyto(out, result, casting="no")
+            return out
         result = out
     else:
         result = _aligned_empty(shape, dtype)
     if result.size == 0:
-        return result
+        return _finish(result, out)
     if not uniform:
         values = {n: (float(a) if weak[n] else a) for n, a in inputs.items()}
-        with np.errstate(all="ignore"):    # the fused path raises no warnings either
-            r = _eager_eval(tree, values)
+        r = _eager_eval(tree, values)       # reports FP exceptions as numpy does
         np.copyto(result, r, casting="no")
-        return result
+        return _finish(result, out)
     converted = False
     for name in inputs:
         if inputs[name].dtype != dtype:
@@ -530,9 +660,13 @@ def evaluate(expr, /, n_threads=None, out=None, **arrays):
         key, compiled = fast_key, None
     else:
         key = (expr, dtype.char, tuple(cshape), tuple(map(tuple, cstrides)), tuple(order))
-        compiled = _PLAN_CACHE.pop(key, None)
+        compiled = _take_plan(key)
     if compiled is None:
         strides = dict(zip(order, cstrides[1:]))
         nb_out = list(reversed(cstrides[0])) + [0] * (_MAX_DIMS - len(cshape))
         compiled = _compile(tree, inputs, cshape, strides, dtype, nb_out, result)
-    return _run(compiled, inputs, result, n_threads, key)
+    flags = _run(compiled, inputs, result, n_threads, key)
+    if flags:
+        values = {n: (float(a) if weak[n] else a) for n, a in inputs.items()}
+        _fpe_reaction(tree, values, result, flags)
+    return _finish(result, out)

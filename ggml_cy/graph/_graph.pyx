@@ -11,8 +11,10 @@ from ggml_cy.core._core cimport (Context, Tensor, ggml_tensor, ggml_object, ggml
                             core_set_name, core_nelements, core_nbytes, GGML_MAX_SRC,
                             GGML_OBJECT_TYPE_GRAPH, GGML_OBJECT_TYPE_WORK_BUFFER,
                             GGML_TENSOR_FLAG_OUTPUT, GGML_TENSOR_FLAG_PARAM)
-from ggml_cy.cpu._kernels cimport op_name, GGML_OP_COUNT
-from ggml_cy.cpu._kernels cimport op_supported, GGML_OP_NONE
+from ggml_cy.cpu._kernels cimport op_name
+from ggml_cy.core._ops cimport GGML_OP_COUNT
+from ggml_cy.cpu._kernels cimport op_supported
+from ggml_cy.core._ops cimport GGML_OP_NONE
 from ggml_cy.cpu._kernels import op_names
 from ggml_cy.cpu._compute cimport Plan, make_plan, plan_compute, gplan, check_node
 

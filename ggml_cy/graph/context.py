@@ -13,7 +13,7 @@ Rules (ggml's):
   * mul_mat: a is [K, M], b is [K, N], the result [M, N] f32, batched over dims 2 and 3
     with a repeated (``b.ne[2] % a.ne[2] == 0``, same for dim 3); a f32 or f16, b f32.
 """
-from ggml_cy.core import _core
+from ggml_cy.core import _core, optable
 from ggml_cy.graph import _graph
 from ggml_cy.core._core import GGMLType, Tensor
 
@@ -21,25 +21,13 @@ __all__ = ["Context"]
 
 OPS = _graph.OPS
 
-_BINARY = {
-    # builder name: op name (ops_defs.h)
-    "add": "ADD", "sub": "SUB", "mul": "MUL", "div": "DIV",
-    "max": "MAX", "min": "MIN", "pow": "POW", "prelu": "PRELU", "mod": "MOD",
-    "fmod": "FMOD", "floor_div": "FLOOR_DIV", "fmax": "FMAX", "fmin": "FMIN",
-}
-_LOGICAL = {
-    "logical_and": "LOGICAL_AND", "logical_or": "LOGICAL_OR", "logical_xor": "LOGICAL_XOR",
-    "eq": "EQ", "ne": "NE", "gt": "GT", "ge": "GE", "lt": "LT", "le": "LE",
-}
-_UNARY = {
-    "abs": "ABS", "sgn": "SGN", "neg": "NEG", "step": "STEP", "tanh": "TANH",
-    "relu": "RELU", "sigmoid": "SIGMOID", "gelu": "GELU", "gelu_quick": "GELU_QUICK",
-    "silu": "SILU", "hardswish": "HARDSWISH", "hardsigmoid": "HARDSIGMOID", "exp": "EXP",
-    "expm1": "EXPM1", "softplus": "SOFTPLUS", "gelu_erf": "GELU_ERF", "floor": "FLOOR",
-    "ceil": "CEIL", "round": "ROUND", "trunc": "TRUNC", "sqr": "SQR", "sqrt": "SQRT",
-    "log": "LOG", "log1p": "LOG1P", "sin": "SIN", "cos": "COS",
-}
-
+# Builders made from the op table (ggml_cy/core/optable.py): builder name -> op name.
+# "binary" and "unary" rows also get an ``_inplace`` form; "logical" rows give BOOL
+# results; "custom" rows are the methods written out in Context below.
+_BINARY = {o.builder: o.name for o in optable.OPS if o.bstyle == "binary"}
+_LOGICAL = {o.builder: o.name for o in optable.OPS if o.bstyle == "logical"}
+_UNARY = {o.builder: o.name for o in optable.OPS if o.bstyle == "unary"}
+_CUSTOM = {o.builder: o.name for o in optable.OPS if o.bstyle == "custom"}
 
 def _shape(t):
     return "[" + ", ".join(str(n) for n in t.ne) + "]"

@@ -6,34 +6,31 @@ Every function takes numpy arrays of any layout and Python/numpy scalars; anythi
 kernels do not take (complex, object, long double, subclasses, where=, ...) is computed by
 numpy itself, so every call gives numpy's answer. Extra keyword: ``n_threads=`` (this call
 only); see ``set_num_threads``, ``get_num_threads`` and the ``threads`` context manager.
+
+The functions and their groups come from the op table (ggml_cy/core/optable.py): each
+row's ``eager`` names (the first defines the function, the others are numpy's aliases,
+the same function object as in numpy).
 """
-from ggml_cy.ufuncs._eager import (
-    add, subtract, multiply, divide, floor_divide, maximum, minimum, fmax, fmin, power,
-    remainder, fmod, logical_and, logical_or, logical_xor, equal, not_equal, greater,
-    greater_equal, less, less_equal,
-    negative, absolute, sign, square, sqrt, exp, expm1, log, log1p, sin, cos, tanh, floor,
-    ceil, rint, trunc, logical_not,
-    relu, sigmoid, silu, gelu, gelu_erf, gelu_quick, elu, hardswish, hardsigmoid, softplus,
-    step, leaky_relu, prelu, clip, clamp, scale,
-    copyto, ascontiguousarray, astype, bfloat16,
-)
+from ggml_cy.core import optable as _optable
+from ggml_cy.ufuncs import _eager
+from ggml_cy.ufuncs._eager import copyto, ascontiguousarray, astype, bfloat16
 from ggml_cy.cpu.threads import set_num_threads, get_num_threads, threads
 
-# numpy's aliases (the same function objects, as in numpy)
-true_divide = divide
-mod = remainder
-abs = absolute
 
-BINARY = ("add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "maximum",
-          "minimum", "fmax", "fmin", "power", "remainder", "mod", "fmod", "logical_and",
-          "logical_or", "logical_xor", "equal", "not_equal", "greater", "greater_equal",
-          "less", "less_equal")
-UNARY = ("negative", "absolute", "abs", "sign", "square", "sqrt", "exp", "expm1", "log",
-         "log1p", "sin", "cos", "tanh", "floor", "ceil", "rint", "trunc", "logical_not")
-ACTIVATIONS = ("relu", "sigmoid", "silu", "gelu", "gelu_erf", "gelu_quick", "elu",
-               "hardswish", "hardsigmoid", "softplus", "step", "leaky_relu", "prelu",
-               "clip", "clamp", "scale")
+def _group(rows):
+    return tuple(name for o in rows for name in o.eager)
+
+
+_EAGER_ROWS = [o for o in _optable.OPS if o.eager]
+BINARY = _group(o for o in _EAGER_ROWS if o.style == "ufunc" and o.kind == "binary")
+UNARY = _group(o for o in _EAGER_ROWS if o.style == "ufunc" and o.kind == "unary")
+ACTIVATIONS = _group(o for o in _EAGER_ROWS if o.style in ("activation", "custom"))
 CONVERSIONS = ("copyto", "ascontiguousarray", "astype", "bfloat16")
 THREADS = ("set_num_threads", "get_num_threads", "threads")
+
+for _o in _EAGER_ROWS:
+    for _name in _o.eager:
+        globals()[_name] = getattr(_eager, _o.eager[0])
+del _o, _name
 
 __all__ = list(BINARY + UNARY + ACTIVATIONS + CONVERSIONS + THREADS)

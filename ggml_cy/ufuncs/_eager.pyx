@@ -25,20 +25,9 @@ from ggml_cy.core._core cimport (ggml_tensor, core_init_header, ggml_type_size,
                             GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_I8, GGML_TYPE_I16,
                             GGML_TYPE_I32, GGML_TYPE_I64, GGML_TYPE_F64, GGML_TYPE_BF16,
                             GGML_TYPE_U8, GGML_TYPE_BOOL)
-from ggml_cy.cpu._kernels cimport (
-    default_num_threads,
-    compute_parallel, merge_dims, op_supported,
-    GGML_OP_ABS, GGML_OP_ADD, GGML_OP_CEIL, GGML_OP_COS, GGML_OP_DIV, GGML_OP_EQ,
-    GGML_OP_EXP, GGML_OP_EXPM1, GGML_OP_FLOOR, GGML_OP_FLOOR_DIV, GGML_OP_FMAX,
-    GGML_OP_FMIN, GGML_OP_FMOD, GGML_OP_GE, GGML_OP_GELU, GGML_OP_GELU_ERF,
-    GGML_OP_GELU_QUICK, GGML_OP_GT, GGML_OP_HARDSIGMOID, GGML_OP_HARDSWISH, GGML_OP_LE,
-    GGML_OP_LOG, GGML_OP_LOG1P, GGML_OP_LOGICAL_AND, GGML_OP_LOGICAL_NOT,
-    GGML_OP_LOGICAL_OR, GGML_OP_LOGICAL_XOR, GGML_OP_LT, GGML_OP_MAX, GGML_OP_MIN,
-    GGML_OP_MOD, GGML_OP_MUL, GGML_OP_NE, GGML_OP_NEG, GGML_OP_POW, GGML_OP_RELU,
-    GGML_OP_ROUND, GGML_OP_SGN, GGML_OP_SIGMOID, GGML_OP_SILU, GGML_OP_SIN,
-    GGML_OP_SOFTPLUS, GGML_OP_SQR, GGML_OP_SQRT, GGML_OP_STEP, GGML_OP_SUB,
-    GGML_OP_TANH, GGML_OP_TRUNC, GGML_OP_ELU, GGML_OP_LEAKY_RELU, GGML_OP_PRELU,
-    GGML_OP_SCALE, GGML_OP_CLAMP, GGML_OP_DUP, GGML_OP_COUNT)
+from ggml_cy.cpu._kernels cimport (default_num_threads, compute_parallel, merge_dims,
+                                   op_supported)
+from ggml_cy.core._ops cimport *
 from ggml_cy.core._dtypes cimport ggml_type_of_typenum, typenum_of_ggml_type
 
 import numpy as np
@@ -883,273 +872,7 @@ cdef object _ORDER_K = "K"
 # ------------------------------------------------------------------------------------------
 # the public functions (numpy's names and signatures; ggml_cy.ufuncs re-exports them)
 
-def add(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.add: x1 + x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_ADD, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def subtract(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.subtract: x1 - x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_SUB, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def multiply(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.multiply: x1 * x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_MUL, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def divide(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.divide: x1 / x2 (true division), elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_DIV, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def floor_divide(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.floor_divide: x1 // x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_FLOOR_DIV, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def maximum(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.maximum: the larger of x1 and x2, NaN propagating, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_MAX, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def minimum(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.minimum: the smaller of x1 and x2, NaN propagating, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_MIN, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def fmax(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.fmax: the larger of x1 and x2, NaN ignored, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_FMAX, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def fmin(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.fmin: the smaller of x1 and x2, NaN ignored, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_FMIN, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def power(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.power: x1 ** x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_POW, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def remainder(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.remainder: x1 % x2 (sign of the divisor), elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_MOD, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def fmod(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.fmod: C fmod(x1, x2) (sign of the dividend), elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_FMOD, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def logical_and(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.logical_and: x1 and x2, as bool, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LOGICAL_AND, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def logical_or(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.logical_or: x1 or x2, as bool, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LOGICAL_OR, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def logical_xor(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.logical_xor: x1 xor x2, as bool, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LOGICAL_XOR, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def equal(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.equal: x1 == x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_EQ, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def not_equal(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.not_equal: x1 != x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_NE, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def greater(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.greater: x1 > x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_GT, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def greater_equal(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.greater_equal: x1 >= x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_GE, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def less(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.less: x1 < x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LT, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def less_equal(x1, x2, /, out=None, *, where=True, casting="same_kind", order="K",
-        dtype=None, subok=True, signature=None, n_threads=None):
-    """numpy.less_equal: x1 <= x2, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LE, x1, x2, 2, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def negative(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.negative: -x, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_NEG, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def absolute(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.absolute: |x|, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_ABS, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def sign(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.sign: the sign of x (-1, 0, 1; NaN stays NaN), elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_SGN, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def square(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.square: x * x, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_SQR, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def sqrt(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.sqrt: the square root, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_SQRT, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def exp(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.exp: e ** x, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_EXP, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def expm1(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.expm1: e ** x - 1, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_EXPM1, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def log(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.log: the natural logarithm, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LOG, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def log1p(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.log1p: log(1 + x), elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LOG1P, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def sin(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.sin: the sine, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_SIN, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def cos(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.cos: the cosine, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_COS, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def tanh(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.tanh: the hyperbolic tangent, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_TANH, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def floor(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.floor: rounded down, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_FLOOR, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def ceil(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.ceil: rounded up, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_CEIL, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def rint(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.rint: rounded to the nearest integer, ties to even, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_ROUND, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def trunc(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.trunc: rounded toward zero, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_TRUNC, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def logical_not(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
-        subok=True, signature=None, n_threads=None):
-    """numpy.logical_not: not x, as bool, elementwise. numpy's other keywords (where=, casting=, ...) go to numpy."""
-    return elementwise(GGML_OP_LOGICAL_NOT, x, None, 1, NULL, None, out, dtype, n_threads,
-                       numpy_keywords(where, casting, order, subok, signature))
-
-def relu(x, /, out=None, *, dtype=None, n_threads=None):
-    """ggml's relu: x if x > 0 else 0. Float results (integer and bool input promote as for numpy.exp)."""
-    return elementwise(GGML_OP_RELU, x, None, 1, NULL, None, out, dtype, n_threads, None)
-
-def sigmoid(x, /, out=None, *, dtype=None, n_threads=None):
-    """ggml's sigmoid: 1 / (1 + exp(-x)). Float results (integer and bool input promote as for numpy.exp)."""
-    return elementwise(GGML_OP_SIGMOID, x, None, 1, NULL, None, out, dtype, n_threads, None)
-
-def silu(x, /, out=None, *, dtype=None, n_threads=None):
-    """ggml's silu: x * sigmoid(x). Float results (integer and bool input promote as for numpy.exp)."""
-    return elementwise(GGML_OP_SILU, x, None, 1, NULL, None, out, dtype, n_threads, None)
-
-def gelu(x, /, out=None, *, dtype=None, n_threads=None):
-    """ggml's gelu: GELU, tanh approximation (ggml_gelu). Float results (integer and bool input promote as for numpy.exp)."""
-    return elementwise(GGML_OP_GELU, x, None, 1, NULL, None, out, dtype, n_threads, None)
-
-def gelu_erf(x, /, out=None, *, dtype=None, n_threads=None):
-    """ggml's gelu_erf: GELU, exact erf form: 0.5 x (1 + erf(x / sqrt 2)). Float results (integer and bool input promote as for numpy.exp)."""
-    return elementwise(GGML_OP_GELU_ERF, x, None, 1, NULL, None, out, dtype, n_threads, None)
-
-def gelu_quick(x, /, out=None, *, dtype=None, n_threads=None):
-    """ggml's gelu_quick: x * sigmoid(1.702 x). Float results (integer and bool input promote as for numpy.exp)."""
-    return elementwise(GGML_OP_GELU_QUICK, x, None, 1, NULL, None, out, dtype, n_threads, None)
-
-def hardswish(x, /, out=None, *, dtype=None, n_threads=None):
-    """ggml's hardswish: x * min(1, max(0, (x + 3) / 6)). Float results (integer and bool input promote as for numpy.exp)."""
-    return elementwise(GGML_OP_HARDSWISH, x, None, 1, NULL, None, out, dtype, n_threads, None)
-
-def hardsigmoid(x, /, out=None, *, dtype=None, n_threads=None):
-    """ggml's hardsigmoid: min(1, max(0, (x + 3) / 6)). Float results (integer and bool input promote as for numpy.exp)."""
-    return elementwise(GGML_OP_HARDSIGMOID, x, None, 1, NULL, None, out, dtype, n_threads, None)
-
-def softplus(x, /, out=None, *, dtype=None, n_threads=None):
-    """ggml's softplus: log(1 + exp(x)). Float results (integer and bool input promote as for numpy.exp)."""
-    return elementwise(GGML_OP_SOFTPLUS, x, None, 1, NULL, None, out, dtype, n_threads, None)
-
-def step(x, /, out=None, *, dtype=None, n_threads=None):
-    """ggml's step: 1 if x > 0 else 0. Float results (integer and bool input promote as for numpy.exp)."""
-    return elementwise(GGML_OP_STEP, x, None, 1, NULL, None, out, dtype, n_threads, None)
+include "_eager_ops.pxi"
 
 
 def elu(x, /, out=None, *, alpha=1.0, dtype=None, n_threads=None):
@@ -1459,36 +1182,21 @@ def copyto(dst, src, casting="same_kind", where=True, *, n_threads=None):
 # the op table: numpy ufunc whose promotion each op follows, and its numpy fallback
 
 def _register_all():
+    """Registers every eager function of the op table (ggml_cy/core/optable.py): numpy
+    ufuncs follow the ufunc's promotion and fall back to it; ggml's activations (and the
+    custom functions prelu, scale, elu, leaky_relu) give float results, promoted as
+    numpy.exp, and fall back to ggml_cy.ufuncs.numpy_ref's formulas."""
+    from ggml_cy.core import optable
     from ggml_cy.ufuncs import numpy_ref as ref
-    ufunc_ops = [
-        (GGML_OP_ADD, np.add), (GGML_OP_SUB, np.subtract), (GGML_OP_MUL, np.multiply),
-        (GGML_OP_DIV, np.divide), (GGML_OP_FLOOR_DIV, np.floor_divide),
-        (GGML_OP_MAX, np.maximum), (GGML_OP_MIN, np.minimum), (GGML_OP_FMAX, np.fmax),
-        (GGML_OP_FMIN, np.fmin), (GGML_OP_POW, np.power), (GGML_OP_MOD, np.remainder),
-        (GGML_OP_FMOD, np.fmod), (GGML_OP_LOGICAL_AND, np.logical_and),
-        (GGML_OP_LOGICAL_OR, np.logical_or), (GGML_OP_LOGICAL_XOR, np.logical_xor),
-        (GGML_OP_EQ, np.equal), (GGML_OP_NE, np.not_equal), (GGML_OP_GT, np.greater),
-        (GGML_OP_GE, np.greater_equal), (GGML_OP_LT, np.less), (GGML_OP_LE, np.less_equal),
-        (GGML_OP_NEG, np.negative), (GGML_OP_ABS, np.absolute), (GGML_OP_SGN, np.sign),
-        (GGML_OP_SQR, np.square), (GGML_OP_SQRT, np.sqrt), (GGML_OP_EXP, np.exp),
-        (GGML_OP_EXPM1, np.expm1), (GGML_OP_LOG, np.log), (GGML_OP_LOG1P, np.log1p),
-        (GGML_OP_SIN, np.sin), (GGML_OP_COS, np.cos), (GGML_OP_TANH, np.tanh),
-        (GGML_OP_FLOOR, np.floor), (GGML_OP_CEIL, np.ceil), (GGML_OP_ROUND, np.rint),
-        (GGML_OP_TRUNC, np.trunc), (GGML_OP_LOGICAL_NOT, np.logical_not),
-    ]
-    for op, uf in ufunc_ops:
-        _register(op, uf.__name__, uf, uf)
-    activations = [
-        (GGML_OP_RELU, "relu"), (GGML_OP_SIGMOID, "sigmoid"), (GGML_OP_SILU, "silu"),
-        (GGML_OP_GELU, "gelu"), (GGML_OP_GELU_ERF, "gelu_erf"),
-        (GGML_OP_GELU_QUICK, "gelu_quick"), (GGML_OP_ELU, "elu"),
-        (GGML_OP_HARDSWISH, "hardswish"), (GGML_OP_HARDSIGMOID, "hardsigmoid"),
-        (GGML_OP_SOFTPLUS, "softplus"), (GGML_OP_STEP, "step"),
-        (GGML_OP_LEAKY_RELU, "leaky_relu"), (GGML_OP_PRELU, "prelu"),
-        (GGML_OP_SCALE, "scale"),
-    ]
-    for op, name in activations:
-        _register(op, name, np.exp, getattr(ref, name), True)
+    for o in optable.OPS:
+        if not o.eager:
+            continue
+        op = optable.number(o.name)
+        if o.style == "ufunc":
+            uf = getattr(np, o.numpy)
+            _register(op, uf.__name__, uf, uf)
+        elif o.numpy is None:
+            _register(op, o.eager[0], np.exp, getattr(ref, o.eager[0]), True)
     # clip keeps the array's type (only float arrays reach the native path)
     _register(GGML_OP_CLAMP, "clip", np.positive, np.clip)
 
