@@ -6,4 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -gt 0 ]; then export GGML_CY_ONLY="$1"; fi
 if [ -z "${CC:-}" ] && command -v ccache >/dev/null; then export CC="ccache gcc"; fi
+# Worktrees of one repo share the cache: paths below the parent folder hash as relative.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd .. && pwd)}" CCACHE_NOHASHDIR=1
 exec flock /tmp/ggml_cy_build.lock python3 setup.py -q build_ext --inplace
