@@ -623,6 +623,13 @@ cdef class Context:
                 f"used={_used_mem(&self.ctx)}, n_objects={self.ctx.n_objects}, "
                 f"no_alloc={bool(self.ctx.no_alloc)})")
 
+    def __reduce__(self):  # (pkg) a Context is not pickled: see the message
+        raise TypeError(
+            f"cannot pickle a {type(self).__name__}: it is a memory arena whose tensors may "
+            "alias each other (views), hold graphs and work buffers, and may live in a "
+            "caller's buffer. Pickle its tensors instead (each Tensor pickles by value into "
+            "a fresh Context), e.g. {t.name: t for t in ctx}, or their arrays (t.numpy()).")
+
     # ---------------------------------------------------------------- tensors
     def new_tensor(self, type, ne, name=None):
         """New tensor of `type` with element counts ne (1 to 4 entries, ne[0] innermost)."""
@@ -1259,6 +1266,33 @@ cdef class Tensor:
     def reshape_4d(self, ne0, ne1, ne2, ne3):
         return self.reshape((ne0, ne1, ne2, ne3))
 
+    # ---------------------------------------------------------------- pickling (pkg)
+    def __reduce__(self):
+        """Pickles by value: type, ne (contiguous strides), name and the data bytes; the
+        copy unpickles into a fresh Context of the owner's class, made for it alone. A view
+        becomes a contiguous copy; op, sources and view links are not kept. Quantized
+        (block) types travel as their raw bytes."""
+        cdef ggml_tensor * t = self.ptr()
+        if t.data == NULL:
+            raise TypeError("cannot pickle a tensor without data (a no_alloc header): "
+                            "pickle its shape and type, or the tensor after allocation")
+        ne = (t.ne[0], t.ne[1], t.ne[2], t.ne[3])
+        cdef int64_t n
+        if t.buffer == NULL and core_is_contiguous(t):
+            n = core_nbytes(t)
+            data = (<char *>t.data)[:n] if n > 0 else b""
+        elif t.type in _NUMPY_DTYPE:
+            try:
+                arr = self.numpy(GGML_MAX_DIMS)
+            except RuntimeError as e:
+                raise TypeError(f"cannot pickle this tensor: {e}") from None
+            data = np.ascontiguousarray(arr).tobytes()
+        else:
+            raise TypeError(f"cannot pickle a non-contiguous view of a {GGMLType(t.type).name} "
+                            "tensor: make a contiguous copy first (ctx.cont)")
+        return (_unpickle_tensor, (type(self.owner), int(t.type), ne,
+                                   t.name.decode("utf-8", "replace"), data))
+
     def permute(self, *axes):
         """ggml_permute: dim i goes to position axes[i]."""
         self.ptr()
@@ -1312,3 +1346,24 @@ def bfloat16_to_float32(arr):
         if a.size and (a.min() < 0 or a.max() > 0xFFFF):
             raise ValueError("bfloat16 bit patterns must lie in 0..65535")
     return (a.astype(np.uint32) << 16).view(np.float32)
+
+
+# ----------------------------------------------------------------------------- pickling (pkg)
+def _unpickle_tensor(ctx_class, int type_, ne, name, data):
+    """Tensor.__reduce__'s inverse: a fresh Context holding one tensor with the bytes."""
+    if not (isinstance(ctx_class, type) and issubclass(ctx_class, Context)):
+        raise TypeError(f"not a Context class: {ctx_class!r}")
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError("tensor data must be bytes")
+    size = GGML_OBJECT_SIZE + GGML_TENSOR_SIZE + len(data) + 2 * POOL_ALIGN
+    ctx = ctx_class(size)
+    cdef Tensor out = ctx.new_tensor(type_, ne, name=name)
+    cdef ggml_tensor * t = out.ptr()
+    cdef int64_t n = core_nbytes(t)
+    if n != len(data):
+        raise ValueError(f"pickled tensor data has {len(data)} bytes, its type and shape "
+                         f"need {n}")
+    cdef const unsigned char[::1] view = data
+    if n > 0:
+        memcpy(t.data, &view[0], <size_t>n)
+    return out
