@@ -35,6 +35,7 @@ struct deq_args {
     int64_t src_rows;                 // src ne[1] (bounds of the row numbers)
     fastdiv cpr, ne1, ne2;            // chunks per row, dst ne[1], dst ne[2]
     int vec;                          // 1: dst rows contiguous and 16-byte aligned
+    int coal;                         // 1: also f32 and 32 | chunks per row: warp-staged stores
 };
 
 template <typename D> __device__ __forceinline__ void store8(char * dst, int64_t nb0, int vec, const float * v) {
@@ -58,6 +59,31 @@ template <typename D> __device__ __forceinline__ void store8(char * dst, int64_t
 template <typename Q, typename D>
 __global__ void __launch_bounds__(BLOCK) k_dequant(deq_args a, uint32_t n_chunks) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if constexpr (std::is_same_v<D, float>) {
+        if (a.coal && !a.ids) {
+            // a warp's 32 chunks are 256 consecutive values of one row: stage them in shared
+            // memory so that each store instruction writes 512 contiguous bytes
+            __shared__ float4 stage[BLOCK / 32][64];
+            if (i >= n_chunks) return;       // whole warps (n_chunks is a multiple of 32)
+            const uint32_t row = fdiv(i, a.cpr), cc = i - row * a.cpr.d;
+            const uint32_t t = fdiv(row, a.ne1), j1 = row - t * a.ne1.d;
+            const uint32_t j3 = fdiv(t, a.ne2), j2 = t - j3 * a.ne2.d;
+            constexpr int CPB = Q::QK / 8;
+            const char * src = a.src + j1 * a.snb[1] + j2 * a.snb[2] + (int64_t)j3 * a.snb[3] +
+                               (int64_t)(cc / CPB) * Q::BYTES;
+            float v[8];
+            Q::deq8((const uint8_t *)src, cc % CPB, v);
+            const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+            stage[w][2 * lane] = make_float4(v[0], v[1], v[2], v[3]);
+            stage[w][2 * lane + 1] = make_float4(v[4], v[5], v[6], v[7]);
+            __syncwarp();
+            float4 * dst = (float4 *)(a.dst + j1 * a.dnb[1] + j2 * a.dnb[2] + (int64_t)j3 * a.dnb[3] +
+                                      (int64_t)(cc - lane) * 32);
+            dst[lane] = stage[w][lane];
+            dst[32 + lane] = stage[w][32 + lane];
+            return;
+        }
+    }
     if (i >= n_chunks) return;
     const uint32_t row = fdiv(i, a.cpr), cc = i - row * a.cpr.d;
     const uint32_t t = fdiv(row, a.ne1), j1 = row - t * a.ne1.d;
@@ -140,6 +166,7 @@ static int launch_dequant(const ggml_tensor * src, const ggml_tensor * dst, cons
         using D = std::remove_pointer_t<decltype(dp)>;
         a.vec = dnb[0] == (int64_t)sizeof(D) && ((uintptr_t)dst->data % 16) == 0 && dnb[1] % 16 == 0 &&
                 dnb[2] % 16 == 0 && dnb[3] % 16 == 0;
+        a.coal = a.vec && !plain && per_row % 32 == 0;
         if (plain) {
             if (!ids) return;
             st = GGML_CY_CUDA_OK;
@@ -260,44 +287,22 @@ struct mmq_args {
 
 constexpr int MMV_WARPS = 4;
 
-template <typename Q, int NC>
-__global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q(mmq_args p) {
-    const int lane = threadIdx.x & 31;
-    const int row = blockIdx.x * MMV_WARPS + (threadIdx.x >> 5);
-    if (row >= p.M) return;
-    const int z = blockIdx.y;
-    const int i12 = z % p.ne12, i13 = z / p.ne12;
-    const char * arow = p.a + (int64_t)row * p.anb[1] + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
-    const char * b = p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3];
-    constexpr int CPB = Q::QK / 8;
-    float acc[NC];
+// b's eight values [8ch, 8ch + 8) of column c
+__device__ __forceinline__ void load_b8(const mmq_args & p, const char * bc, int ch, float * x) {
+    if (p.bvec) {
+        const float4 x0 = __ldg((const float4 *)bc + 2 * ch);
+        const float4 x1 = __ldg((const float4 *)bc + 2 * ch + 1);
+        x[0] = x0.x; x[1] = x0.y; x[2] = x0.z; x[3] = x0.w;
+        x[4] = x1.x; x[5] = x1.y; x[6] = x1.z; x[7] = x1.w;
+    } else {
 #pragma unroll
-    for (int c = 0; c < NC; c++) acc[c] = 0.0f;
-    const int nchunks = p.K / 8;
-    for (int ch = lane; ch < nchunks; ch += 32) {
-        float v[8];
-        Q::deq8((const uint8_t *)(arow + (int64_t)(ch / CPB) * Q::BYTES), ch % CPB, v);
-#pragma unroll
-        for (int c = 0; c < NC; c++) {
-            if (c < p.N) {
-                const char * bc = b + (int64_t)c * p.bnb[1];
-                float x[8];
-                if (p.bvec) {
-                    const float4 x0 = __ldg((const float4 *)bc + 2 * ch);
-                    const float4 x1 = __ldg((const float4 *)bc + 2 * ch + 1);
-                    x[0] = x0.x; x[1] = x0.y; x[2] = x0.z; x[3] = x0.w;
-                    x[4] = x1.x; x[5] = x1.y; x[6] = x1.z; x[7] = x1.w;
-                } else {
-#pragma unroll
-                    for (int j = 0; j < 8; j++) x[j] = *(const float *)(bc + (int64_t)(8 * ch + j) * p.bnb[0]);
-                }
-                float s = acc[c];
-#pragma unroll
-                for (int j = 0; j < 8; j++) s = fmaf(v[j], x[j], s);
-                acc[c] = s;
-            }
-        }
+        for (int j = 0; j < 8; j++) x[j] = *(const float *)(bc + (int64_t)(8 * ch + j) * p.bnb[0]);
     }
+}
+
+template <int NC>
+__device__ __forceinline__ void mmv_finish(const mmq_args & p, float * acc, int row, int i12, int i13) {
+    const int lane = threadIdx.x & 31;
 #pragma unroll
     for (int c = 0; c < NC; c++) {
         float s = acc[c];
@@ -310,6 +315,142 @@ __global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q(mmq_args p) {
 #pragma unroll
         for (int c = 0; c < NC; c++) if (c < p.N) *(float *)(d + (int64_t)c * p.dnb[1]) = acc[c];
     }
+}
+
+// Any type: each lane dequantizes chunks of 8 values (plain float ops, no NaN repair),
+// UNROLL chunks at a time so that their loads are in flight together.
+template <typename Q, int NC>
+__global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q(mmq_args p) {
+    constexpr int UNROLL = 4;
+    const int lane = threadIdx.x & 31;
+    const int row = blockIdx.x * MMV_WARPS + (threadIdx.x >> 5);
+    if (row >= p.M) return;
+    const int z = blockIdx.y;
+    const int i12 = z % p.ne12, i13 = z / p.ne12;
+    const char * arow = p.a + (int64_t)row * p.anb[1] + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
+    const char * b = p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3];
+    constexpr int CPB = Q::QK / 8;
+    float acc[NC];
+#pragma unroll
+    for (int c = 0; c < NC; c++) acc[c] = 0.0f;
+    const int nchunks = p.K / 8;
+    int ch = lane;
+    for (; ch + 32 * (UNROLL - 1) < nchunks; ch += 32 * UNROLL) {
+        float v[UNROLL][8];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int cu = ch + 32 * u;
+            Q::template deq8<false>((const uint8_t *)(arow + (int64_t)(cu / CPB) * Q::BYTES), cu % CPB, v[u]);
+        }
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            if (c < p.N) {
+                const char * bc = b + (int64_t)c * p.bnb[1];
+                float s = acc[c];
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++) {
+                    float x[8];
+                    load_b8(p, bc, ch + 32 * u, x);
+#pragma unroll
+                    for (int j = 0; j < 8; j++) s = fmaf(v[u][j], x[j], s);
+                }
+                acc[c] = s;
+            }
+        }
+    }
+    for (; ch < nchunks; ch += 32) {
+        float v[8];
+        Q::template deq8<false>((const uint8_t *)(arow + (int64_t)(ch / CPB) * Q::BYTES), ch % CPB, v);
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            if (c < p.N) {
+                float x[8];
+                load_b8(p, b + (int64_t)c * p.bnb[1], ch, x);
+                float s = acc[c];
+#pragma unroll
+                for (int j = 0; j < 8; j++) s = fmaf(v[j], x[j], s);
+                acc[c] = s;
+            }
+        }
+    }
+    mmv_finish<NC>(p, acc, row, i12, i13);
+}
+
+// Q4_0 (the common weight type): a lane takes half a block, 8 bytes = 16 values (8 low
+// nibbles: values 8h..8h+7, 8 high: 16+8h..), turns nibble - 8 into a float with one byte
+// permute and one add (0x4B0000nn is 2^23 + nn), sums q * b per half block and scales by d
+// once.
+__device__ __forceinline__ float nib_f(uint32_t w, int j) {   // byte j of w (< 16), minus 8
+    return __int_as_float(__byte_perm(w, 0x4B000000u, 0x7650u | (unsigned)j)) - 8388616.0f;
+}
+
+// NU half blocks (their scales dd, bytes qq, unit numbers uu) times the columns of b
+template <int NU, int NC>
+__device__ __forceinline__ void q4_0_units(const mmq_args & p, const char * b, const float * dd,
+                                           const uint2 * qq, const int * uu, float * acc) {
+#pragma unroll
+    for (int c = 0; c < NC; c++) {
+        if (c < p.N) {
+            const char * bc = b + (int64_t)c * p.bnb[1];
+            float s = acc[c];
+#pragma unroll
+            for (int k = 0; k < NU; k++) {
+                const int blk = uu[k] >> 1, h = uu[k] & 1;
+                float xl[8], xh[8];
+                load_b8(p, bc, blk * 4 + h, xl);        // values 32 blk + 8h ..
+                load_b8(p, bc, blk * 4 + 2 + h, xh);    // values 32 blk + 16 + 8h ..
+                const uint32_t lo0 = qq[k].x & 0x0f0f0f0fu, lo1 = qq[k].y & 0x0f0f0f0fu;
+                const uint32_t hi0 = (qq[k].x >> 4) & 0x0f0f0f0fu, hi1 = (qq[k].y >> 4) & 0x0f0f0f0fu;
+                float t = 0.0f;
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    t = fmaf(nib_f(lo0, j), xl[j], t);
+                    t = fmaf(nib_f(lo1, j), xl[4 + j], t);
+                    t = fmaf(nib_f(hi0, j), xh[j], t);
+                    t = fmaf(nib_f(hi1, j), xh[4 + j], t);
+                }
+                s = fmaf(dd[k], t, s);
+            }
+            acc[c] = s;
+        }
+    }
+}
+
+template <int NC>
+__global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q4_0(mmq_args p) {
+    constexpr int UNROLL = 4;
+    const int lane = threadIdx.x & 31;
+    const int row = blockIdx.x * MMV_WARPS + (threadIdx.x >> 5);
+    if (row >= p.M) return;
+    const int z = blockIdx.y;
+    const int i12 = z % p.ne12, i13 = z / p.ne12;
+    const char * arow = p.a + (int64_t)row * p.anb[1] + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
+    const char * b = p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3];
+    float acc[NC];
+#pragma unroll
+    for (int c = 0; c < NC; c++) acc[c] = 0.0f;
+    const int nunits = p.K / 16;    // half blocks
+    int un = lane;
+    for (; un + 32 * (UNROLL - 1) < nunits; un += 32 * UNROLL) {
+        float dd[UNROLL];
+        uint2 qq[UNROLL];
+        int uu[UNROLL];
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            uu[k] = un + 32 * k;
+            const uint8_t * blk = (const uint8_t *)arow + (int64_t)(uu[k] >> 1) * sizeof(block_q4_0);
+            dd[k] = __half2float(__ushort_as_half(ld16(blk)));
+            qq[k] = ld8a2(blk + 2 + (uu[k] & 1) * 8);
+        }
+        q4_0_units<UNROLL, NC>(p, b, dd, qq, uu, acc);
+    }
+    for (; un < nunits; un += 32) {
+        const uint8_t * blk = (const uint8_t *)arow + (int64_t)(un >> 1) * sizeof(block_q4_0);
+        const float dd = __half2float(__ushort_as_half(ld16(blk)));
+        const uint2 qq = ld8a2(blk + 2 + (un & 1) * 8);
+        q4_0_units<1, NC>(p, b, &dd, &qq, &un, acc);
+    }
+    mmv_finish<NC>(p, acc, row, i12, i13);
 }
 
 // Tensor-core GEMM: 64x64 output tiles, 4 warps of 32x32, k steps of 32.
@@ -343,7 +484,7 @@ __global__ void __launch_bounds__(128) k_mm_q_wmma(mmq_args p) {
             float v[8];
             if (m < p.M) {
                 const int ch = (k0 >> 3) + ck;
-                Q::deq8((const uint8_t *)(a + (int64_t)m * p.anb[1] + (int64_t)(ch / CPB) * Q::BYTES), ch % CPB, v);
+                Q::template deq8<false>((const uint8_t *)(a + (int64_t)m * p.anb[1] + (int64_t)(ch / CPB) * Q::BYTES), ch % CPB, v);
             } else {
 #pragma unroll
                 for (int j = 0; j < 8; j++) v[j] = 0.0f;
@@ -429,10 +570,17 @@ int mul_mat_q_forward(ggml_tensor * dst, cudaStream_t stream) {
         if (p.N <= 8) {
             const dim3 grid(ceil_div(p.M, MMV_WARPS), (unsigned)nbatch);
             const int block = 32 * MMV_WARPS;
-            if (p.N == 1) k_mmv_q<Q, 1><<<grid, block, 0, stream>>>(p);
-            else if (p.N == 2) k_mmv_q<Q, 2><<<grid, block, 0, stream>>>(p);
-            else if (p.N <= 4) k_mmv_q<Q, 4><<<grid, block, 0, stream>>>(p);
-            else k_mmv_q<Q, 8><<<grid, block, 0, stream>>>(p);
+            if constexpr (Q::TYPE == GGML_TYPE_Q4_0) {
+                if (p.N == 1) k_mmv_q4_0<1><<<grid, block, 0, stream>>>(p);
+                else if (p.N == 2) k_mmv_q4_0<2><<<grid, block, 0, stream>>>(p);
+                else if (p.N <= 4) k_mmv_q4_0<4><<<grid, block, 0, stream>>>(p);
+                else k_mmv_q4_0<8><<<grid, block, 0, stream>>>(p);
+            } else {
+                if (p.N == 1) k_mmv_q<Q, 1><<<grid, block, 0, stream>>>(p);
+                else if (p.N == 2) k_mmv_q<Q, 2><<<grid, block, 0, stream>>>(p);
+                else if (p.N <= 4) k_mmv_q<Q, 4><<<grid, block, 0, stream>>>(p);
+                else k_mmv_q<Q, 8><<<grid, block, 0, stream>>>(p);
+            }
         } else {
             const dim3 grid(ceil_div(p.M, GM), ceil_div(p.N, GN), (unsigned)nbatch);
             k_mm_q_wmma<Q><<<grid, 128, 0, stream>>>(p);

@@ -37,6 +37,12 @@ __device__ __forceinline__ float xsub(float a, float b) {
     const float r = __fsub_rn(a, b);
     return r == r ? r : x86_nan(a, b);
 }
+// E = true: the x86-exact ops above (dequantization); false: plain float ops (dot products,
+// where NaN payloads do not matter)
+template <bool E> __device__ __forceinline__ float qmul(float a, float b) { return E ? xmul(a, b) : a * b; }
+template <bool E> __device__ __forceinline__ float qadd(float a, float b) { return E ? xadd(a, b) : a + b; }
+template <bool E> __device__ __forceinline__ float qsub(float a, float b) { return E ? xsub(a, b) : a - b; }
+
 // float16 bits -> float32 with NaN payloads kept (numpy's conversion: no quieting)
 __device__ __forceinline__ float h2f(uint16_t bits) { return up<half>(__ushort_as_half(bits)); }
 
@@ -45,6 +51,13 @@ __device__ __forceinline__ uint16_t ld16(const uint8_t * p) {   // 2-byte aligne
 }
 __device__ __forceinline__ uint32_t ld32a2(const uint8_t * p) { // 2-byte aligned 32-bit word
     return (uint32_t)ld16(p) | ((uint32_t)ld16(p + 2) << 16);
+}
+// eight bytes at a 2-byte aligned address (four 16-bit loads, not eight byte loads)
+__device__ __forceinline__ uint2 ld8a2(const uint8_t * p) {
+    return make_uint2(ld32a2(p), ld32a2(p + 4));
+}
+__device__ __forceinline__ uint32_t byte_of(uint2 w, int j) {   // j: compile-time after unrolling
+    return ((j < 4 ? w.x : w.y) >> (8 * (j & 3))) & 0xffu;
 }
 __device__ __forceinline__ uint32_t ld32u(const uint8_t * p) {  // any alignment
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
@@ -84,70 +97,85 @@ __device__ __forceinline__ int nib32(const uint8_t * qs, int i) {
     return i < 16 ? (qs[i] & 15) : (qs[i - 16] >> 4);
 }
 
+// values [8c, 8c + 8) of a 32-value nibble layout: the nibbles as bytes of a uint2
+__device__ __forceinline__ uint2 nibs8(const uint8_t * qs, int c) {
+    const uint2 w = ld8a2(qs + (c & 1) * 8);
+    const int sh = (c >> 1) * 4;
+    return make_uint2((w.x >> sh) & 0x0f0f0f0fu, (w.y >> sh) & 0x0f0f0f0fu);
+}
+
 #define QT_BEGIN(T, S, QKV) template <> struct qtype<T> { using block_t = S; \
     static constexpr int TYPE = T; static constexpr int QK = QKV; static constexpr int BYTES = (int)sizeof(S); \
-    static __device__ __forceinline__ void deq8(const uint8_t * b, int c, float * v) { \
+    template <bool E = true> static __device__ __forceinline__ void deq8(const uint8_t * b, int c, float * v) { \
         const S * x = (const S *)b; (void)x;
 #define QT_END } };
 
 QT_BEGIN(GGML_TYPE_Q4_0, block_q4_0, 32)
     const float d = h2f(x->d);
+    const uint2 q = nibs8(x->qs, c);
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xmul(d, (float)(nib32(x->qs, 8 * c + j) - 8));
+    for (int j = 0; j < 8; j++) v[j] = qmul<E>(d, (float)((int)byte_of(q, j) - 8));
 QT_END
 
 QT_BEGIN(GGML_TYPE_Q4_1, block_q4_1, 32)
     const float d = h2f(x->d), m = h2f(x->m);
+    const uint2 q = nibs8(x->qs, c);
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xadd(xmul(d, (float)nib32(x->qs, 8 * c + j)), m);
+    for (int j = 0; j < 8; j++) v[j] = qadd<E>(qmul<E>(d, (float)byte_of(q, j)), m);
 QT_END
 
 QT_BEGIN(GGML_TYPE_Q5_0, block_q5_0, 32)
     const float d = h2f(x->d);
     const uint32_t qh = ld32a2(x->qh);
+    const uint2 q = nibs8(x->qs, c);
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         const int i = 8 * c + j;
-        v[j] = xmul(d, (float)((nib32(x->qs, i) | (int)(((qh >> i) & 1) << 4)) - 16));
+        v[j] = qmul<E>(d, (float)(((int)byte_of(q, j) | (int)(((qh >> i) & 1) << 4)) - 16));
     }
 QT_END
 
 QT_BEGIN(GGML_TYPE_Q5_1, block_q5_1, 32)
     const float d = h2f(x->d), m = h2f(x->m);
     const uint32_t qh = ld32a2(x->qh);
+    const uint2 q = nibs8(x->qs, c);
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         const int i = 8 * c + j;
-        v[j] = xadd(xmul(d, (float)(nib32(x->qs, i) | (int)(((qh >> i) & 1) << 4))), m);
+        v[j] = qadd<E>(qmul<E>(d, (float)((int)byte_of(q, j) | (int)(((qh >> i) & 1) << 4))), m);
     }
 QT_END
 
 QT_BEGIN(GGML_TYPE_Q8_0, block_q8_0, 32)
     const float d = h2f(x->d);
+    const uint2 q = ld8a2((const uint8_t *)x->qs + 8 * c);
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xmul((float)x->qs[8 * c + j], d);
+    for (int j = 0; j < 8; j++) v[j] = qmul<E>((float)(int8_t)byte_of(q, j), d);
 QT_END
 
 QT_BEGIN(GGML_TYPE_Q8_1, block_q8_1, 32)
     const float d = h2f(x->d);
+    const uint2 q = ld8a2((const uint8_t *)x->qs + 8 * c);
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xmul((float)x->qs[8 * c + j], d);
+    for (int j = 0; j < 8; j++) v[j] = qmul<E>((float)(int8_t)byte_of(q, j), d);
 QT_END
 
 QT_BEGIN(GGML_TYPE_Q8_K, block_q8_K, 256)
     const float d = x->d;
+    const uint2 q = ld8a2((const uint8_t *)x->qs + 8 * c);
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xmul((float)x->qs[8 * c + j], d);
+    for (int j = 0; j < 8; j++) v[j] = qmul<E>((float)(int8_t)byte_of(q, j), d);
 QT_END
 
 // Q2_K: value i = half*128 + j*32 + l takes bits 2j of qs[half*32 + l]; scale/min of i/16.
 QT_BEGIN(GGML_TYPE_Q2_K, block_q2_K, 256)
     const int i0 = 8 * c, half_ = i0 >> 7, sh = ((i0 >> 5) & 3) * 2, l0 = i0 & 31;
     const uint8_t sc = x->scales[i0 >> 4];
-    const float dl = xmul(h2f(x->d), (float)(sc & 15));
-    const float ml = xmul(h2f(x->dmin), (float)(sc >> 4));
+    const float dl = qmul<E>(h2f(x->d), (float)(sc & 15));
+    const float ml = qmul<E>(h2f(x->dmin), (float)(sc >> 4));
+    const uint2 q = ld8a2(x->qs + half_ * 32 + l0);
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xsub(xmul(dl, (float)((x->qs[half_ * 32 + l0 + j] >> sh) & 3)), ml);
+    for (int j = 0; j < 8; j++) v[j] = qsub<E>(qmul<E>(dl, (float)((byte_of(q, j) >> sh) & 3)), ml);
 QT_END
 
 QT_BEGIN(GGML_TYPE_Q3_K, block_q3_K, 256)
@@ -155,12 +183,13 @@ QT_BEGIN(GGML_TYPE_Q3_K, block_q3_K, 256)
     const int s = i0 >> 4;
     const int lo = (x->scales[s & 7] >> (4 * (s >> 3))) & 15;
     const int hi = (x->scales[8 + (s & 3)] >> (2 * (s >> 2))) & 3;
-    const float dl = xmul(h2f(x->d), (float)((lo | (hi << 4)) - 32));
+    const float dl = qmul<E>(h2f(x->d), (float)((lo | (hi << 4)) - 32));
+    const uint2 q = ld8a2(x->qs + half_ * 32 + l0), hm = ld8a2(x->hmask + l0);
 #pragma unroll
     for (int j = 0; j < 8; j++) {
-        const int ql = (x->qs[half_ * 32 + l0 + j] >> sh) & 3;
-        const int h = (x->hmask[l0 + j] >> hb) & 1;
-        v[j] = xmul(dl, (float)(ql - ((h ^ 1) << 2)));
+        const int ql = (byte_of(q, j) >> sh) & 3;
+        const int h = (byte_of(hm, j) >> hb) & 1;
+        v[j] = qmul<E>(dl, (float)(ql - ((h ^ 1) << 2)));
     }
 QT_END
 
@@ -179,38 +208,38 @@ QT_BEGIN(GGML_TYPE_Q4_K, block_q4_K, 256)
     const int i0 = 8 * c, s = i0 >> 5, l0 = i0 & 31;
     int sc, mn;
     scale_min_k4(x->scales, s, sc, mn);
-    const float dsc = xmul(h2f(x->d), (float)sc), dm = xmul(h2f(x->dmin), (float)mn);
-    const uint8_t * q = x->qs + (s >> 1) * 32 + l0;
+    const float dsc = qmul<E>(h2f(x->d), (float)sc), dm = qmul<E>(h2f(x->dmin), (float)mn);
+    const uint2 q = ld8a2(x->qs + (s >> 1) * 32 + l0);
     const int sh = (s & 1) * 4;
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xsub(xmul(dsc, (float)((q[j] >> sh) & 15)), dm);
+    for (int j = 0; j < 8; j++) v[j] = qsub<E>(qmul<E>(dsc, (float)((byte_of(q, j) >> sh) & 15)), dm);
 QT_END
 
 QT_BEGIN(GGML_TYPE_Q5_K, block_q5_K, 256)
     const int i0 = 8 * c, s = i0 >> 5, l0 = i0 & 31;
     int sc, mn;
     scale_min_k4(x->scales, s, sc, mn);
-    const float dsc = xmul(h2f(x->d), (float)sc), dm = xmul(h2f(x->dmin), (float)mn);
-    const uint8_t * q = x->qs + (s >> 1) * 32 + l0;
+    const float dsc = qmul<E>(h2f(x->d), (float)sc), dm = qmul<E>(h2f(x->dmin), (float)mn);
+    const uint2 q = ld8a2(x->qs + (s >> 1) * 32 + l0), qh = ld8a2(x->qh + l0);
     const int sh = (s & 1) * 4;
 #pragma unroll
     for (int j = 0; j < 8; j++) {
-        const int qv = ((q[j] >> sh) & 15) | (((x->qh[l0 + j] >> s) & 1) << 4);
-        v[j] = xsub(xmul(dsc, (float)qv), dm);
+        const int qv = ((byte_of(q, j) >> sh) & 15) | (((byte_of(qh, j) >> s) & 1) << 4);
+        v[j] = qsub<E>(qmul<E>(dsc, (float)qv), dm);
     }
 QT_END
 
 QT_BEGIN(GGML_TYPE_Q6_K, block_q6_K, 256)
     const int i0 = 8 * c, half_ = i0 >> 7, r = i0 & 127;
-    const uint8_t * ql = x->ql + half_ * 64 + (r & 63);
+    const uint2 ql = ld8a2(x->ql + half_ * 64 + (r & 63));
     const int shl = (r >> 6) * 4;
-    const uint8_t * qh = x->qh + half_ * 32 + (r & 31);
+    const uint2 qh = ld8a2(x->qh + half_ * 32 + (r & 31));
     const int shh = (r >> 5) * 2;
-    const float dsc = xmul(h2f(x->d), (float)x->scales[i0 >> 4]);
+    const float dsc = qmul<E>(h2f(x->d), (float)x->scales[i0 >> 4]);
 #pragma unroll
     for (int j = 0; j < 8; j++) {
-        const int qv = (((ql[j] >> shl) & 15) | (((qh[j] >> shh) & 3) << 4)) - 32;
-        v[j] = xmul(dsc, (float)qv);
+        const int qv = (int)(((byte_of(ql, j) >> shl) & 15) | (((byte_of(qh, j) >> shh) & 3) << 4)) - 32;
+        v[j] = qmul<E>(dsc, (float)qv);
     }
 QT_END
 
@@ -225,15 +254,16 @@ QT_BEGIN(GGML_TYPE_TQ1_0, block_tq1_0, 256)
         else { byte = x->qh[(i - 240) & 3]; k = (i - 240) >> 2; }
         const int pow3 = k == 0 ? 1 : k == 1 ? 3 : k == 2 ? 9 : k == 3 ? 27 : 81;
         const int q = (int)((((unsigned)(byte * pow3) & 255u) * 3u) >> 8) - 1;
-        v[j] = xmul(d, (float)q);
+        v[j] = qmul<E>(d, (float)q);
     }
 QT_END
 
 QT_BEGIN(GGML_TYPE_TQ2_0, block_tq2_0, 256)
     const int i0 = 8 * c, half_ = i0 >> 7, sh = ((i0 >> 5) & 3) * 2, l0 = i0 & 31;
     const float d = h2f(x->d);
+    const uint2 q = ld8a2(x->qs + half_ * 32 + l0);
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xmul(d, (float)(((x->qs[half_ * 32 + l0 + j] >> sh) & 3) - 1));
+    for (int j = 0; j < 8; j++) v[j] = qmul<E>(d, (float)((int)((byte_of(q, j) >> sh) & 3) - 1));
 QT_END
 
 QT_BEGIN(GGML_TYPE_MXFP4, block_mxfp4, 32)
@@ -242,7 +272,7 @@ QT_BEGIN(GGML_TYPE_MXFP4, block_mxfp4, 32)
     const float d = __uint_as_float(e < 2 ? (0x00200000u << e) : ((e - 1) << 23));
     const int8_t * kv = tables().fp4;
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xmul(d, (float)kv[nib32(x->qs, 8 * c + j)]);
+    for (int j = 0; j < 8; j++) v[j] = qmul<E>(d, (float)kv[nib32(x->qs, 8 * c + j)]);
 QT_END
 
 // UE4M3 scale, halved (the kvalues are doubled): 0 and 0x7f decode to 0
@@ -260,33 +290,34 @@ QT_BEGIN(GGML_TYPE_NVFP4, block_nvfp4, 64)
     const int8_t * kv = tables().fp4;
     const int sh = (i0 & 8) ? 4 : 0;
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xmul(d, (float)kv[(q[j] >> sh) & 15]);
+    for (int j = 0; j < 8; j++) v[j] = qmul<E>(d, (float)kv[(q[j] >> sh) & 15]);
 QT_END
 
 QT_BEGIN(GGML_TYPE_IQ4_NL, block_iq4_nl, 32)
     const float d = h2f(x->d);
     const int8_t * kv = tables().iq4nl;
+    const uint2 q = nibs8(x->qs, c);
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xmul(d, (float)kv[nib32(x->qs, 8 * c + j)]);
+    for (int j = 0; j < 8; j++) v[j] = qmul<E>(d, (float)kv[byte_of(q, j)]);
 QT_END
 
 QT_BEGIN(GGML_TYPE_IQ4_XS, block_iq4_xs, 256)
     const int i0 = 8 * c, s = i0 >> 5;
     const int lo = (x->scales_l[s >> 1] >> (4 * (s & 1))) & 15;
     const int hi = (x->scales_h >> (2 * s)) & 3;
-    const float dl = xmul(h2f(x->d), (float)((lo | (hi << 4)) - 32));
+    const float dl = qmul<E>(h2f(x->d), (float)((lo | (hi << 4)) - 32));
     const int8_t * kv = tables().iq4nl;
-    const uint8_t * q = x->qs + s * 16;
+    const uint2 q = nibs8(x->qs + s * 16, (i0 & 31) >> 3);
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xmul(dl, (float)kv[nib32(q, (i0 & 31) + j)]);
+    for (int j = 0; j < 8; j++) v[j] = qmul<E>(dl, (float)kv[byte_of(q, j)]);
 QT_END
 
 // The eight values of one IQ2/IQ3 group: (db * grid) * sign, grid bytes little-endian.
-__device__ __forceinline__ void grid8(float db, uint64_t grid, uint32_t signs, float * v) {
+template <bool E> __device__ __forceinline__ void grid8(float db, uint64_t grid, uint32_t signs, float * v) {
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         const float g = (float)(uint32_t)((grid >> (8 * j)) & 0xff);
-        v[j] = xmul(xmul(db, g), ((signs >> j) & 1) ? -1.0f : 1.0f);
+        v[j] = qmul<E>(qmul<E>(db, g), ((signs >> j) & 1) ? -1.0f : 1.0f);
     }
 }
 
@@ -294,62 +325,62 @@ QT_BEGIN(GGML_TYPE_IQ2_XXS, block_iq2_xxs, 256)
     const int s = c >> 2, g = c & 3;
     const uint8_t * p = (const uint8_t *)x->qs + 8 * s;
     const uint32_t aux0 = ld32a2(p), aux1 = ld32a2(p + 4);
-    const float db = xmul(xmul(h2f(x->d), 0.5f + (float)(aux1 >> 28)), 0.25f);
+    const float db = qmul<E>(qmul<E>(h2f(x->d), 0.5f + (float)(aux1 >> 28)), 0.25f);
     const qtables t = tables();
-    grid8(db, t.iq2xxs[(aux0 >> (8 * g)) & 255], t.ksigns[(aux1 >> (7 * g)) & 127], v);
+    grid8<E>(db, t.iq2xxs[(aux0 >> (8 * g)) & 255], t.ksigns[(aux1 >> (7 * g)) & 127], v);
 QT_END
 
 QT_BEGIN(GGML_TYPE_IQ2_XS, block_iq2_xs, 256)
     const uint16_t q = x->qs[c];
     const int k = c >> 1;
     const int sc = (x->scales[k >> 1] >> (4 * (k & 1))) & 15;
-    const float db = xmul(xmul(h2f(x->d), 0.5f + (float)sc), 0.25f);
+    const float db = qmul<E>(qmul<E>(h2f(x->d), 0.5f + (float)sc), 0.25f);
     const qtables t = tables();
-    grid8(db, t.iq2xs[q & 511], t.ksigns[q >> 9], v);
+    grid8<E>(db, t.iq2xs[q & 511], t.ksigns[q >> 9], v);
 QT_END
 
 QT_BEGIN(GGML_TYPE_IQ2_S, block_iq2_s, 256)
     const int gi = x->qs[c] | (((x->qh[c >> 2] >> (2 * (c & 3))) & 3) << 8);
     const int k = c >> 1;
     const int sc = (x->scales[k >> 1] >> (4 * (k & 1))) & 15;
-    const float db = xmul(xmul(h2f(x->d), 0.5f + (float)sc), 0.25f);
-    grid8(db, tables().iq2s[gi], x->qs[QK_K / 8 + c], v);
+    const float db = qmul<E>(qmul<E>(h2f(x->d), 0.5f + (float)sc), 0.25f);
+    grid8<E>(db, tables().iq2s[gi], x->qs[QK_K / 8 + c], v);
 QT_END
 
 QT_BEGIN(GGML_TYPE_IQ3_XXS, block_iq3_xxs, 256)
     const int s = c >> 2, g = c & 3;
     const uint32_t aux = ld32a2(x->qs + QK_K / 4 + 4 * s);
-    const float db = xmul(xmul(h2f(x->d), 0.5f + (float)(aux >> 28)), 0.5f);
+    const float db = qmul<E>(qmul<E>(h2f(x->d), 0.5f + (float)(aux >> 28)), 0.5f);
     const qtables t = tables();
     const uint8_t * q = x->qs + 8 * s + 2 * g;
     const uint64_t grid = (uint64_t)t.iq3xxs[q[0]] | ((uint64_t)t.iq3xxs[q[1]] << 32);
-    grid8(db, grid, t.ksigns[(aux >> (7 * g)) & 127], v);
+    grid8<E>(db, grid, t.ksigns[(aux >> (7 * g)) & 127], v);
 QT_END
 
 QT_BEGIN(GGML_TYPE_IQ3_S, block_iq3_s, 256)
     const int s = c >> 2;
     const int sc = (x->scales[s >> 1] >> (4 * (s & 1))) & 15;
-    const float db = xmul(h2f(x->d), (float)(1 + 2 * sc));
+    const float db = qmul<E>(h2f(x->d), (float)(1 + 2 * sc));
     const int i0 = 2 * c, i1 = 2 * c + 1;
     const int g0 = x->qs[i0] | (((x->qh[i0 >> 3] >> (i0 & 7)) & 1) << 8);
     const int g1 = x->qs[i1] | (((x->qh[i1 >> 3] >> (i1 & 7)) & 1) << 8);
     const qtables t = tables();
-    grid8(db, (uint64_t)t.iq3s[g0] | ((uint64_t)t.iq3s[g1] << 32), x->signs[c], v);
+    grid8<E>(db, (uint64_t)t.iq3s[g0] | ((uint64_t)t.iq3s[g1] << 32), x->signs[c], v);
 QT_END
 
 // IQ1: dl * (grid + delta), grid bytes are int8 -1, 0, 1
-__device__ __forceinline__ void grid8_iq1(float dl, uint64_t grid, float delta, float * v) {
+template <bool E> __device__ __forceinline__ void grid8_iq1(float dl, uint64_t grid, float delta, float * v) {
 #pragma unroll
-    for (int j = 0; j < 8; j++) v[j] = xmul(dl, (float)(int8_t)((grid >> (8 * j)) & 0xff) + delta);
+    for (int j = 0; j < 8; j++) v[j] = qmul<E>(dl, (float)(int8_t)((grid >> (8 * j)) & 0xff) + delta);
 }
 
 QT_BEGIN(GGML_TYPE_IQ1_S, block_iq1_s, 256)
     const int s = c >> 2, g = c & 3;
     const uint32_t qh = x->qh[s];
-    const float dl = xmul(h2f(x->d), (float)(2 * ((qh >> 12) & 7) + 1));
+    const float dl = qmul<E>(h2f(x->d), (float)(2 * ((qh >> 12) & 7) + 1));
     const float delta = (qh & 0x8000) ? -0.125f : 0.125f;
     const int gi = x->qs[4 * s + g] | (((qh >> (3 * g)) & 7) << 8);
-    grid8_iq1(dl, tables().iq1s[gi], delta, v);
+    grid8_iq1<E>(dl, tables().iq1s[gi], delta, v);
 QT_END
 
 QT_BEGIN(GGML_TYPE_IQ1_M, block_iq1_m, 256)
@@ -359,10 +390,10 @@ QT_BEGIN(GGML_TYPE_IQ1_M, block_iq1_m, 256)
     const uint16_t dbits = (uint16_t)((s0 >> 12) | ((s1 >> 8) & 0xf0) | ((s2 >> 4) & 0xf00) | (s3 & 0xf000));
     const int k = c >> 1;
     const uint32_t sk = (k >> 2) == 0 ? s0 : (k >> 2) == 1 ? s1 : (k >> 2) == 2 ? s2 : s3;
-    const float dl = xmul(h2f(dbits), (float)(2 * ((sk >> (3 * (k & 3))) & 7) + 1));
+    const float dl = qmul<E>(h2f(dbits), (float)(2 * ((sk >> (3 * (k & 3))) & 7) + 1));
     const int qh = (x->qh[c >> 1] >> (4 * (c & 1))) & 15;
     const float delta = (qh & 8) ? -0.125f : 0.125f;
-    grid8_iq1(dl, tables().iq1s[x->qs[c] | ((qh & 7) << 8)], delta, v);
+    grid8_iq1<E>(dl, tables().iq1s[x->qs[c] | ((qh & 7) << 8)], delta, v);
 QT_END
 
 #undef QT_BEGIN
