@@ -229,18 +229,39 @@ def _pack_array(v, elem, bo, what, out, depth=0):
 
 
 def _pack_numbers(v, et, bo, what):
-    a = np.asarray(v)
-    if a.ndim != 1 and not (a.ndim == 0 and len(v) == 0):
-        raise ValueError(f"{what}: a {et} array must be 1-D, got shape {a.shape}")
-    a = a.reshape(-1)
     dt = _DTYPE_OF_VT[et].newbyteorder(bo)
+    if not isinstance(v, np.ndarray):
+        # a list or tuple: check the Python values (numpy would guess a dtype)
+        if et in _INT_RANGE or et == V.BOOL:
+            if et == V.BOOL:
+                ok = all(isinstance(x, (bool, np.bool_)) or
+                         (isinstance(x, (int, np.integer)) and x in (0, 1)) for x in v)
+            else:
+                ok = all(isinstance(x, (int, np.integer)) and
+                         not isinstance(x, (bool, np.bool_)) for x in v)
+            if not ok:
+                raise TypeError(f"{what}: {et} elements must be "
+                                f"{'True/False' if et == V.BOOL else 'integers'}")
+            ints = [int(x) for x in v]
+            if et != V.BOOL and ints:
+                lo, hi = _INT_RANGE[et]
+                mn, mx = min(ints), max(ints)
+                if mn < lo or mx > hi:
+                    raise ValueError(f"{what}: {mn if mn < lo else mx} is out of range for "
+                                     f"{et}")
+            return np.array(ints, dtype=np.uint8 if et == V.BOOL else dt).tobytes()
+        if not all(isinstance(x, (int, float, np.integer, np.floating)) and
+                   not isinstance(x, (bool, np.bool_)) for x in v):
+            raise TypeError(f"{what}: {et} elements must be numbers")
+        v = np.array([float(x) for x in v], dtype=np.float64)
+    a = v
+    if a.ndim != 1:
+        raise ValueError(f"{what}: a {et} array must be 1-D, got shape {a.shape}")
     if a.size == 0:
         return b""
     kind = a.dtype.kind
     if et in _INT_RANGE:
-        if kind not in "iu" and not (kind == "O" and all(
-                isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-                for x in a)):
+        if kind not in "iu":
             raise TypeError(f"{what}: {et} elements must be integers, got {a.dtype}")
         lo, hi = _INT_RANGE[et]
         mn, mx = int(a.min()), int(a.max())
@@ -248,12 +269,10 @@ def _pack_numbers(v, et, bo, what):
             raise ValueError(f"{what}: {mn if mn < lo else mx} is out of range for {et}")
         return a.astype(dt).tobytes()
     if et == V.BOOL:
-        if kind != "b":
-            if kind not in "iu" or a.min() < 0 or a.max() > 1:
-                raise TypeError(f"{what}: bool elements must be True/False")
+        if kind != "b" and (kind not in "iu" or a.min() < 0 or a.max() > 1):
+            raise TypeError(f"{what}: bool elements must be True/False")
         return a.astype(np.uint8).tobytes()
-    if kind not in "iuf" and not (kind == "O" and all(
-            isinstance(x, (int, float, np.integer, np.floating)) for x in a)):
+    if kind not in "iuf":
         raise TypeError(f"{what}: {et} elements must be numbers, got {a.dtype}")
     with np.errstate(over="ignore"):
         b = a.astype(dt)
@@ -364,6 +383,8 @@ def _tensor_source(data, what):
             raise ValueError(f"{what}: ggml_cy's own type {data.type} is never written to "
                              f"a GGUF file (ggml has no such type)")
         return t, _check_shape(tuple(data.shape) or (1,), what), data
+    if isinstance(data, np.generic):
+        data = np.asarray(data)
     if isinstance(data, np.ndarray):
         dt = data.dtype.newbyteorder("=") if data.dtype.byteorder == ">" else data.dtype
         t = _GGML_OF_DTYPE.get(dt)
