@@ -7,9 +7,9 @@
 // given, picks the source row (GET_ROWS).
 //
 // MUL_MAT(a quantized, b f32) -> f32:
-//  * one to eight columns of b (mat-vec, the token-generation case): one warp per row of a,
-//    each lane dequantizes eight values at a time and multiplies them with the columns in
-//    float32; a warp reduction ends the row. The weights are read once, so the kernel runs
+//  * one to eight columns of b (mat-vec, the token-generation case): one CTA of 4 warps per
+//    row of a, each thread dequantizes eight values at a time (Q4_0: its own half-block
+//    kernel) and multiplies them with the columns in float32; warp and CTA sums end the row. The weights are read once, so the kernel runs
 //    at the speed of the quantized bytes (Q4_0 reads 4.5 bits per weight where an f16 mat-vec
 //    reads 16).
 //  * more columns: a tensor-core GEMM (WMMA, f16 inputs, f32 accumulation) whose tile loader
@@ -300,20 +300,28 @@ __device__ __forceinline__ void load_b8(const mmq_args & p, const char * bc, int
     }
 }
 
-template <int NC>
-__device__ __forceinline__ void mmv_finish(const mmq_args & p, float * acc, int row, int i12, int i13) {
-    const int lane = threadIdx.x & 31;
+// One CTA per R rows: its MMV_WARPS warps split the rows; warp sums, then the CTA's.
+template <int NC, int R = 1>
+__device__ __forceinline__ void mmv_finish(const mmq_args & p, const float * acc, int row0, int i12, int i13) {
+    __shared__ float part[MMV_WARPS][R * NC];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-    for (int c = 0; c < NC; c++) {
-        float s = acc[c];
+    for (int i = 0; i < R * NC; i++) {
+        float s = acc[i];
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        acc[c] = s;
+        if (lane == 0) part[warp][i] = s;
     }
-    if (lane == 0) {
-        char * d = p.d + (int64_t)row * p.dnb[0] + (int64_t)i12 * p.dnb[2] + (int64_t)i13 * p.dnb[3];
+    __syncthreads();
+    if (threadIdx.x < R * NC) {
+        const int r = threadIdx.x / NC, c = threadIdx.x % NC;
+        if (c < p.N && row0 + r < p.M) {
+            float s = 0.0f;
 #pragma unroll
-        for (int c = 0; c < NC; c++) if (c < p.N) *(float *)(d + (int64_t)c * p.dnb[1]) = acc[c];
+            for (int w = 0; w < MMV_WARPS; w++) s += part[w][threadIdx.x];
+            *(float *)(p.d + (int64_t)(row0 + r) * p.dnb[0] + (int64_t)c * p.dnb[1] + (int64_t)i12 * p.dnb[2] +
+                       (int64_t)i13 * p.dnb[3]) = s;
+        }
     }
 }
 
@@ -321,10 +329,8 @@ __device__ __forceinline__ void mmv_finish(const mmq_args & p, float * acc, int 
 // UNROLL chunks at a time so that their loads are in flight together.
 template <typename Q, int NC>
 __global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q(mmq_args p) {
-    constexpr int UNROLL = 4;
-    const int lane = threadIdx.x & 31;
-    const int row = blockIdx.x * MMV_WARPS + (threadIdx.x >> 5);
-    if (row >= p.M) return;
+    constexpr int UNROLL = 4, NT = 32 * MMV_WARPS;
+    const int row = blockIdx.x;
     const int z = blockIdx.y;
     const int i12 = z % p.ne12, i13 = z / p.ne12;
     const char * arow = p.a + (int64_t)row * p.anb[1] + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
@@ -334,12 +340,12 @@ __global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q(mmq_args p) {
 #pragma unroll
     for (int c = 0; c < NC; c++) acc[c] = 0.0f;
     const int nchunks = p.K / 8;
-    int ch = lane;
-    for (; ch + 32 * (UNROLL - 1) < nchunks; ch += 32 * UNROLL) {
+    int ch = threadIdx.x;
+    for (; ch + NT * (UNROLL - 1) < nchunks; ch += NT * UNROLL) {
         float v[UNROLL][8];
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
-            const int cu = ch + 32 * u;
+            const int cu = ch + NT * u;
             Q::template deq8<false>((const uint8_t *)(arow + (int64_t)(cu / CPB) * Q::BYTES), cu % CPB, v[u]);
         }
 #pragma unroll
@@ -350,7 +356,7 @@ __global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q(mmq_args p) {
 #pragma unroll
                 for (int u = 0; u < UNROLL; u++) {
                     float x[8];
-                    load_b8(p, bc, ch + 32 * u, x);
+                    load_b8(p, bc, ch + NT * u, x);
 #pragma unroll
                     for (int j = 0; j < 8; j++) s = fmaf(v[u][j], x[j], s);
                 }
@@ -358,7 +364,7 @@ __global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q(mmq_args p) {
             }
         }
     }
-    for (; ch < nchunks; ch += 32) {
+    for (; ch < nchunks; ch += NT) {
         float v[8];
         Q::template deq8<false>((const uint8_t *)(arow + (int64_t)(ch / CPB) * Q::BYTES), ch % CPB, v);
 #pragma unroll
@@ -384,73 +390,82 @@ __device__ __forceinline__ float nib_f(uint32_t w, int j) {   // byte j of w (< 
     return __int_as_float(__byte_perm(w, 0x4B000000u, 0x7650u | (unsigned)j)) - 8388616.0f;
 }
 
-// NU half blocks (their scales dd, bytes qq, unit numbers uu) times the columns of b
-template <int NU, int NC>
-__device__ __forceinline__ void q4_0_units(const mmq_args & p, const char * b, const float * dd,
-                                           const uint2 * qq, const int * uu, float * acc) {
+// NU half blocks of R rows (scales dd, bytes qq; unit numbers uu) times the columns of b
+// (each b value is loaded once for the R rows)
+template <int NU, int R, int NC>
+__device__ __forceinline__ void q4_0_units(const mmq_args & p, const char * b, const float (*dd)[R],
+                                           const uint2 (*qq)[R], const int * uu, float (*acc)[NC]) {
 #pragma unroll
     for (int c = 0; c < NC; c++) {
         if (c < p.N) {
             const char * bc = b + (int64_t)c * p.bnb[1];
-            float s = acc[c];
 #pragma unroll
             for (int k = 0; k < NU; k++) {
                 const int blk = uu[k] >> 1, h = uu[k] & 1;
                 float xl[8], xh[8];
                 load_b8(p, bc, blk * 4 + h, xl);        // values 32 blk + 8h ..
                 load_b8(p, bc, blk * 4 + 2 + h, xh);    // values 32 blk + 16 + 8h ..
-                const uint32_t lo0 = qq[k].x & 0x0f0f0f0fu, lo1 = qq[k].y & 0x0f0f0f0fu;
-                const uint32_t hi0 = (qq[k].x >> 4) & 0x0f0f0f0fu, hi1 = (qq[k].y >> 4) & 0x0f0f0f0fu;
-                float t = 0.0f;
 #pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    t = fmaf(nib_f(lo0, j), xl[j], t);
-                    t = fmaf(nib_f(lo1, j), xl[4 + j], t);
-                    t = fmaf(nib_f(hi0, j), xh[j], t);
-                    t = fmaf(nib_f(hi1, j), xh[4 + j], t);
+                for (int r = 0; r < R; r++) {
+                    const uint32_t lo0 = qq[k][r].x & 0x0f0f0f0fu, lo1 = qq[k][r].y & 0x0f0f0f0fu;
+                    const uint32_t hi0 = (qq[k][r].x >> 4) & 0x0f0f0f0fu, hi1 = (qq[k][r].y >> 4) & 0x0f0f0f0fu;
+                    float t = 0.0f;
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        t = fmaf(nib_f(lo0, j), xl[j], t);
+                        t = fmaf(nib_f(lo1, j), xl[4 + j], t);
+                        t = fmaf(nib_f(hi0, j), xh[j], t);
+                        t = fmaf(nib_f(hi1, j), xh[4 + j], t);
+                    }
+                    acc[r][c] = fmaf(dd[k][r], t, acc[r][c]);
                 }
-                s = fmaf(dd[k], t, s);
             }
-            acc[c] = s;
         }
     }
 }
 
-template <int NC>
+// R rows per CTA (R > 1 for several columns: b is read once for R rows)
+template <int NC, int R>
 __global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q4_0(mmq_args p) {
-    constexpr int UNROLL = 4;
-    const int lane = threadIdx.x & 31;
-    const int row = blockIdx.x * MMV_WARPS + (threadIdx.x >> 5);
-    if (row >= p.M) return;
+    constexpr int UNROLL = R == 1 ? 2 : 1, NT = 32 * MMV_WARPS;
+    const int row0 = blockIdx.x * R;
     const int z = blockIdx.y;
     const int i12 = z % p.ne12, i13 = z / p.ne12;
-    const char * arow = p.a + (int64_t)row * p.anb[1] + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
+    const char * abase = p.a + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
     const char * b = p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3];
-    float acc[NC];
+    float acc[R][NC];
 #pragma unroll
-    for (int c = 0; c < NC; c++) acc[c] = 0.0f;
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++) acc[r][c] = 0.0f;
     const int nunits = p.K / 16;    // half blocks
-    int un = lane;
-    for (; un + 32 * (UNROLL - 1) < nunits; un += 32 * UNROLL) {
-        float dd[UNROLL];
-        uint2 qq[UNROLL];
+    auto load = [&](int u, int r, float & d, uint2 & q) {
+        const int row = row0 + r < p.M ? row0 + r : p.M - 1;   // past the end: a valid row, not written
+        const uint8_t * blk = (const uint8_t *)abase + (int64_t)row * p.anb[1] + (int64_t)(u >> 1) * sizeof(block_q4_0);
+        d = __half2float(__ushort_as_half(ld16(blk)));
+        q = ld8a2(blk + 2 + (u & 1) * 8);
+    };
+    int un = threadIdx.x;
+    for (; un + NT * (UNROLL - 1) < nunits; un += NT * UNROLL) {
+        float dd[UNROLL][R];
+        uint2 qq[UNROLL][R];
         int uu[UNROLL];
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
-            uu[k] = un + 32 * k;
-            const uint8_t * blk = (const uint8_t *)arow + (int64_t)(uu[k] >> 1) * sizeof(block_q4_0);
-            dd[k] = __half2float(__ushort_as_half(ld16(blk)));
-            qq[k] = ld8a2(blk + 2 + (uu[k] & 1) * 8);
+            uu[k] = un + NT * k;
+#pragma unroll
+            for (int r = 0; r < R; r++) load(uu[k], r, dd[k][r], qq[k][r]);
         }
-        q4_0_units<UNROLL, NC>(p, b, dd, qq, uu, acc);
+        q4_0_units<UNROLL, R, NC>(p, b, dd, qq, uu, acc);
     }
-    for (; un < nunits; un += 32) {
-        const uint8_t * blk = (const uint8_t *)arow + (int64_t)(un >> 1) * sizeof(block_q4_0);
-        const float dd = __half2float(__ushort_as_half(ld16(blk)));
-        const uint2 qq = ld8a2(blk + 2 + (un & 1) * 8);
-        q4_0_units<1, NC>(p, b, &dd, &qq, &un, acc);
+    for (; un < nunits; un += NT) {
+        float dd[1][R];
+        uint2 qq[1][R];
+#pragma unroll
+        for (int r = 0; r < R; r++) load(un, r, dd[0][r], qq[0][r]);
+        q4_0_units<1, R, NC>(p, b, dd, qq, &un, acc);
     }
-    mmv_finish<NC>(p, acc, row, i12, i13);
+    mmv_finish<NC, R>(p, &acc[0][0], row0, i12, i13);
 }
 
 // Tensor-core GEMM: 64x64 output tiles, 4 warps of 32x32, k steps of 32.
@@ -568,13 +583,14 @@ int mul_mat_q_forward(ggml_tensor * dst, cudaStream_t stream) {
     with_qtype(a->type, [&](auto q) {
         using Q = decltype(q);
         if (p.N <= 8) {
-            const dim3 grid(ceil_div(p.M, MMV_WARPS), (unsigned)nbatch);
+            const dim3 grid((unsigned)p.M, (unsigned)nbatch);   // one CTA per row
+            const dim3 grid4(ceil_div(p.M, 4), (unsigned)nbatch);  // 4 rows per CTA
             const int block = 32 * MMV_WARPS;
             if constexpr (Q::TYPE == GGML_TYPE_Q4_0) {
-                if (p.N == 1) k_mmv_q4_0<1><<<grid, block, 0, stream>>>(p);
-                else if (p.N == 2) k_mmv_q4_0<2><<<grid, block, 0, stream>>>(p);
-                else if (p.N <= 4) k_mmv_q4_0<4><<<grid, block, 0, stream>>>(p);
-                else k_mmv_q4_0<8><<<grid, block, 0, stream>>>(p);
+                if (p.N == 1) k_mmv_q4_0<1, 1><<<grid, block, 0, stream>>>(p);
+                else if (p.N == 2) k_mmv_q4_0<2, 2><<<dim3(ceil_div(p.M, 2), (unsigned)nbatch), block, 0, stream>>>(p);
+                else if (p.N <= 4) k_mmv_q4_0<4, 4><<<grid4, block, 0, stream>>>(p);
+                else k_mmv_q4_0<8, 4><<<grid4, block, 0, stream>>>(p);
             } else {
                 if (p.N == 1) k_mmv_q<Q, 1><<<grid, block, 0, stream>>>(p);
                 else if (p.N == 2) k_mmv_q<Q, 2><<<grid, block, 0, stream>>>(p);

@@ -17,7 +17,7 @@ import numpy as np
 
 from ggml_cy.core import optable
 from ggml_cy.cuda import tensor as _tensor
-from ggml_cy.cuda.runtime import require as _require, current_device
+from ggml_cy.cuda.runtime import require as _require, current_device, CudaError
 from ggml_cy.cuda.tensor import (BF16, BOOL, F32, U8, DeviceTensor, contiguous_strides,
                                   merge_layouts, np_dtype, type_of, MAXDIMS, quant_traits,
                                   quant_type, quant_row_bytes, contiguous_strides_q, type_name)
