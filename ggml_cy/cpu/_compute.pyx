@@ -46,6 +46,16 @@ cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
 
+cdef extern from "mul_mat_q.h" nogil:
+    # MUL_MAT with quantized weights (csrc/mul_mat_q.h): convert b once into the shared
+    # work buffer, barrier, then the integer dot products (STEP_QMM)
+    int mmq_supported(int type)
+    int mmq_is_quantized(int type)
+    size_t mmq_block_bytes(int type)
+    size_t mmq_work_size(const ggml_tensor * dst)
+    void mmq_convert_b(const ggml_tensor * dst, int ith, int nth, char * wdata)
+    int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char * wdata)
+
 # Below these sizes a node runs on one thread: a barrier costs more than the work.
 cdef enum:
     MIN_ELEMENTS_PER_THREAD = 16384
@@ -181,6 +191,14 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
         if st.kind == STEP_NODE:
             if ith < nt and compute_node(p.nodes[st.node], ith, nt, mine) < 0:
                 p.error = 1
+        elif st.kind == STEP_QMM:
+            # every thread of the region meets at the barrier, working or not
+            node = p.nodes[st.node]
+            if ith < nt:
+                mmq_convert_b(node, ith, nt, shared)
+            gcy_barrier()
+            if ith < nt and mmq_dots(node, ith, nt, shared) < 0:
+                p.error = 1
         elif st.kind == STEP_FUSED:
             if ith < nt and fuse_run(st.group, mine, ith, nt) < 0:
                 p.error = 1
@@ -251,7 +269,13 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
     if t.src[0] == NULL:
         raise ValueError(f"node {tensor_label(t)} has no source")
     cdef bint ok
-    if op == GGML_OP_MUL_MAT:
+    if is_qmm(t):
+        ok = (t.src[1].type == GGML_TYPE_F32 and t.type == GGML_TYPE_F32 and t.nb[0] == 4
+              and mmq_supported(t.src[0].type))
+        if ok and t.src[0].nb[0] != <int64_t> mmq_block_bytes(t.src[0].type):
+            raise ValueError(f"node {tensor_label(t)}: quantized weights "
+                             f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
+    elif op == GGML_OP_MUL_MAT:
         ok = (t.src[1] != NULL and t.type == GGML_TYPE_F32 and t.nb[0] == 4
               and (t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F16)
               and t.src[1].type == GGML_TYPE_F32)
@@ -270,6 +294,12 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
         raise TypeError(f"node {tensor_label(t)}: the CPU backend does not support "
                         f"{op_name(op).decode()} with sources of type {srcs}")
     return 0
+
+
+cdef inline bint is_qmm(ggml_tensor * t) noexcept nogil:
+    """A MUL_MAT whose weights (src0) are quantized: run as a STEP_QMM."""
+    return (t.op == GGML_OP_MUL_MAT and t.src[0] != NULL and t.src[1] != NULL
+            and mmq_is_quantized(t.src[0].type))
 
 
 cdef bint needs_temp(ggml_tensor * t) noexcept nogil:
@@ -427,7 +457,16 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                 free(g)
             st.n_tasks = node_tasks(nodes[i], n_threads)
             p.node_tasks[i] = st.n_tasks
-            if needs_temp(nodes[i]):
+            if is_qmm(nodes[i]):
+                if needs_temp(nodes[i]):
+                    raise ValueError(f"node {tensor_label(nodes[i])}: the result of a "
+                                     "mul_mat with quantized weights may not overlap its "
+                                     "sources")
+                st.kind = STEP_QMM
+                sz = align64(mmq_work_size(nodes[i]))
+                if sz > p.shared_size:
+                    p.shared_size = sz
+            elif needs_temp(nodes[i]):
                 st.kind = STEP_TEMP
                 es = ggml_type_size(nodes[i].type)
                 sz = align64(<size_t> core_nelements(nodes[i]) * es)
@@ -435,7 +474,8 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                     p.shared_size = sz
             else:
                 st.kind = STEP_NODE
-            if nodes[i].op == GGML_OP_MUL_MAT and mm_bytes > p.per_thread_size:
+            if (nodes[i].op == GGML_OP_MUL_MAT and not is_qmm(nodes[i])
+                    and mm_bytes > p.per_thread_size):
                 p.per_thread_size = mm_bytes
             i += 1
     except BaseException:
@@ -465,7 +505,7 @@ cdef void plan_free(gplan * p) noexcept nogil:
 
 
 _STEP_NAMES = {STEP_NOOP: "noop", STEP_NODE: "node", STEP_TEMP: "node+temp",
-               STEP_FUSED: "fused"}
+               STEP_FUSED: "fused", STEP_QMM: "mul_mat_q"}
 
 
 cdef class Plan:
