@@ -12,13 +12,13 @@ from libc.string cimport memcpy, memset
 
 from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, core_nelements,
                             core_nrows, core_contiguous_strides, GGML_MAX_SRC,
-                            GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64)
+                            GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64, GGML_TYPE_I32)
 from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for)
 from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT,
                                 GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
                                 GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
                                 GGML_OP_TRANSPOSE, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN,
-                                GGML_OP_MUL_MAT, GGML_OP_COUNT,
+                                GGML_OP_MUL_MAT, GGML_OP_GET_ROWS, GGML_OP_COUNT,
                                 ggml_cy_op_is_binary, ggml_cy_op_is_elementwise)
 from ggml_cy.cpu._fused cimport (fuse_group, fuse_build_group, fuse_work_size, fuse_run,
                              extents_overlap)
@@ -45,6 +45,10 @@ cdef extern from *:
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
+
+cdef extern from "get_rows.h" nogil:
+    int gr_supported(int type)
+    int gr_compute(const ggml_tensor * dst, int ith, int nth)   # -2: an id out of range
 
 cdef extern from "mul_mat_q.h" nogil:
     # MUL_MAT with quantized weights (csrc/mul_mat_q.h): convert b once into the shared
@@ -154,7 +158,17 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
     if op == GGML_OP_MUL_MAT:
         mm_compute(node, ith, nth, <float *> work)
         return 0
+    if op == GGML_OP_GET_ROWS:
+        return gr_compute(node, ith, nth)
     return compute_forward(node, ith, nth)
+
+
+cdef inline void set_error(gplan * p, int rc) noexcept nogil:
+    """Records a kernel's refusal: 2 for get_rows ids out of range (IndexError), else 1."""
+    if rc == -2:
+        p.error = 2
+    elif p.error == 0:
+        p.error = 1
 
 
 cdef bint needs_barrier(gplan * p, int s, int nth) noexcept nogil:
@@ -177,7 +191,7 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
     cdef gstep * st
     cdef ggml_tensor * node
     cdef ggml_tensor tmp, back
-    cdef int s, nt, last = -1
+    cdef int s, nt, rc, last = -1
     cdef size_t es
     for s in range(p.n_steps):
         if p.steps[s].kind != STEP_NOOP:
@@ -189,8 +203,10 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
             continue
         nt = st.n_tasks if st.n_tasks < nth else nth
         if st.kind == STEP_NODE:
-            if ith < nt and compute_node(p.nodes[st.node], ith, nt, mine) < 0:
-                p.error = 1
+            if ith < nt:
+                rc = compute_node(p.nodes[st.node], ith, nt, mine)
+                if rc < 0:
+                    set_error(p, rc)
         elif st.kind == STEP_QMM:
             # every thread of the region meets at the barrier, working or not
             node = p.nodes[st.node]
@@ -210,8 +226,10 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
             tmp.data = shared
             core_contiguous_strides(node.type, node.ne, tmp.nb)
             tmp.view_src = NULL
-            if ith < nt and compute_node(&tmp, ith, nt, mine) < 0:
-                p.error = 1
+            if ith < nt:
+                rc = compute_node(&tmp, ith, nt, mine)
+                if rc < 0:
+                    set_error(p, rc)
             gcy_barrier()
             memcpy(&back, node, sizeof(ggml_tensor))
             memset(back.src, 0, sizeof(back.src))
@@ -274,6 +292,13 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
               and mmq_supported(t.src[0].type))
         if ok and t.src[0].nb[0] != <int64_t> mmq_block_bytes(t.src[0].type):
             raise ValueError(f"node {tensor_label(t)}: quantized weights "
+                             f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
+    elif op == GGML_OP_GET_ROWS:
+        ok = (t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32 and t.type == GGML_TYPE_F32
+              and t.nb[0] == 4 and gr_supported(t.src[0].type))
+        if ok and mmq_is_quantized(t.src[0].type) and \
+                t.src[0].nb[0] != <int64_t> mmq_block_bytes(t.src[0].type):
+            raise ValueError(f"node {tensor_label(t)}: quantized table "
                              f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
     elif op == GGML_OP_MUL_MAT:
         ok = (t.src[1] != NULL and t.type == GGML_TYPE_F32 and t.nb[0] == 4
@@ -349,6 +374,11 @@ cdef int node_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
         return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if op == GGML_OP_MUL_MAT:
         n = t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3] * t.src[0].ne[0] // MIN_FLOPS_PER_THREAD
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
+    if op == GGML_OP_GET_ROWS:
+        n = core_nelements(t) // MIN_ELEMENTS_PER_THREAD
+        rows = t.ne[1] * t.ne[2] * t.ne[3]
+        n = n if n < rows else rows
         return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if op == GGML_OP_ADD1:
         memcpy(&tmp, t, sizeof(ggml_tensor))

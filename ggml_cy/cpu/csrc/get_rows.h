@@ -42,7 +42,9 @@ static inline int gr_compute(const ggml_tensor * dst, int ith, int nth) {
         float * out = (float *)((char *)dst->data + i10 * dst->nb[1] + i11 * dst->nb[2]
                                 + i12 * dst->nb[3]);
         if (dq) {
-            dq(src, out, ne00);
+            const int64_t bs = ggml_cy_type_traits_of(type).blck_size;
+            const size_t ts = ggml_cy_type_traits_of(type).type_size;
+            for (int64_t j = 0; j < ne00 / bs; j++) dq(src + j * ts, out + j * bs);
         } else if (type == GGML_TYPE_F32) {
             if (a->nb[0] == 4) memcpy(out, src, (size_t)ne00 * 4);
             else for (int64_t k = 0; k < ne00; k++) out[k] = *(const float *)(src + k * a->nb[0]);

@@ -21,22 +21,21 @@
 #include "core_defs.h"
 #include "vecdot.h"
 #include "vecdot_q8_tmp.h"
+#include "dequant.h"
 
 #define MMQ_RB 16   /* weight rows per work item */
 
-typedef void (*mmq_dequant_fn)(const void * x, float * y, int64_t k);
-
-/* Path F's dequantizer for a type, or NULL. */
-static inline mmq_dequant_fn mmq_dequant_of(int type) {
-    (void)type;
-    return NULL;
-}
+/* Path F's dequantizer: one block of a type to f32 (dequant.h, the same code as
+ * ggml_cy.dequantize), or NULL. */
+typedef gcy_dq_block_fn mmq_dequant_fn;
+static inline mmq_dequant_fn mmq_dequant_of(int type) { return gcy_dq_block_of(type); }
 
 static inline int mmq_is_quantized(int type) { return ggml_cy_type_traits_of(type).is_quantized; }
 static inline size_t mmq_block_bytes(int type) { return ggml_cy_type_traits_of(type).type_size; }
 
 /* 1 when mul_mat can take src0 of this type with an f32 src1. */
 static inline int mmq_supported(int type) {
+    if (type == GGML_TYPE_Q8_1 || type == GGML_TYPE_Q8_K) return 0;  /* activation formats */
     return vd_partner(type) >= 0 || mmq_dequant_of(type) != NULL;
 }
 
@@ -135,7 +134,8 @@ static inline void mmq_rows_f(mmq_dequant_fn dq, int nc, int64_t K, int64_t blck
         for (int c = 0; c < n; c++) acc[c] = 0.0f;
         for (int64_t k0 = 0; k0 < K; k0 += 256) {
             const int64_t kn = K - k0 < 256 ? K - k0 : 256;
-            dq(x + (k0 / blck) * xbs, tmp, kn);
+            for (int64_t j = 0; j < kn; j += blck)
+                dq(x + ((k0 + j) / blck) * xbs, tmp + j);
             for (int c = 0; c < n; c++) acc[c] += mmq_dot_f32(tmp, y0 + c * ystride + k0, kn);
         }
         for (int c = 0; c < n; c++) s[c * os] = acc[c];
