@@ -27,6 +27,8 @@ cdef extern from "mul_mat_q.h" nogil:
     int vd_partner(int type)
     size_t mmq_work_size(const ggml_tensor * dst)
     void mmq_convert_b(const ggml_tensor * dst, int ith, int nth, char * wdata)
+    void mmq_convert_b_shared(const ggml_tensor * dst, char * wdata)
+    size_t mmq_counter_offset(const ggml_tensor * dst)
     int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char * wdata)
 
 cdef extern from "get_rows.h" nogil:
@@ -120,11 +122,11 @@ def mul_mat_q(const uint8_t[:, ::1] a not None, int type, int64_t K,
             mmq_convert_b(&td, 0, 1, work)
             rc = mmq_dots(&td, 0, 1, work)
         else:
+            memset(work + mmq_counter_offset(&td), 0, 64)
             with parallel(num_threads=nth):
                 ith = gcy_omp_thread_num()
                 n = gcy_omp_num_threads()
-                mmq_convert_b(&td, ith, n, work)
-                gcy_barrier()
+                mmq_convert_b_shared(&td, work)
                 if mmq_dots(&td, ith, n, work) < 0:
                     prc[0] = -1
     free(work_mem)

@@ -48,10 +48,16 @@ static inline size_t mmq_b_row_bytes(int wtype, int64_t K) {
     return (size_t)(K / tr.blck_size) * tr.type_size;
 }
 
-/* Shared work-buffer bytes of a quantized MUL_MAT node (the converted b). */
-static inline size_t mmq_work_size(const ggml_tensor * dst) {
+/* Offset of phase 2's work counter in the shared buffer (after the converted b). */
+static inline size_t mmq_counter_offset(const ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0], * b = dst->src[1];
-    return mmq_b_row_bytes(a->type, b->ne[0]) * (size_t)(b->ne[1] * b->ne[2] * b->ne[3]);
+    const size_t n = mmq_b_row_bytes(a->type, b->ne[0]) * (size_t)(b->ne[1] * b->ne[2] * b->ne[3]);
+    return (n + 63) / 64 * 64;
+}
+
+/* Shared work-buffer bytes of a quantized MUL_MAT node (the converted b, a counter). */
+static inline size_t mmq_work_size(const ggml_tensor * dst) {
+    return mmq_counter_offset(dst) + 64;   /* counters: phase-2 items, rows claimed, rows done */
 }
 
 /* Quantizes n (a multiple of 32, at most 256) floats at x for block ib0 of a path-A row:
@@ -70,35 +76,64 @@ static inline void mmq_quantize_a(int p, const float * x, int64_t n, int64_t ib0
     }
 }
 
-/* Phase 1: thread ith of nth converts its share of b's rows into wdata. */
-static inline void mmq_convert_b(const ggml_tensor * dst, int ith, int nth, char * wdata) {
+/* Converts row ir of b (rows numbered i11 + ne11 * (i12 + ne12 * i13)) into wdata. */
+static inline void mmq_convert_row(const ggml_tensor * dst, int64_t ir, char * wdata) {
     const ggml_tensor * a = dst->src[0], * b = dst->src[1];
     const int64_t K = b->ne[0], ne11 = b->ne[1], ne12 = b->ne[2];
-    const int64_t nr = ne11 * ne12 * b->ne[3];
-    const int64_t ir0 = nr * ith / nth, ir1 = nr * (ith + 1) / nth;
     const int p = vd_partner(a->type);
     const size_t rb = mmq_b_row_bytes(a->type, K);
     float tmp[256] __attribute__((aligned(32)));
-    for (int64_t ir = ir0; ir < ir1; ir++) {
-        const int64_t i13 = ir / (ne12 * ne11), i12 = (ir / ne11) % ne12, i11 = ir % ne11;
-        const char * src = (const char *)b->data + i11 * b->nb[1] + i12 * b->nb[2] + i13 * b->nb[3];
-        char * out = wdata + ir * rb;
-        if (p < 0) {  /* path F: f32 copy */
-            float * o = (float *)out;
-            for (int64_t k = 0; k < K; k++) o[k] = *(const float *)(src + k * b->nb[0]);
-            continue;
+    const int64_t i13 = ir / (ne12 * ne11), i12 = (ir / ne11) % ne12, i11 = ir % ne11;
+    const char * src = (const char *)b->data + i11 * b->nb[1] + i12 * b->nb[2] + i13 * b->nb[3];
+    char * out = wdata + ir * rb;
+    if (p < 0) {  /* path F: f32 copy */
+        float * o = (float *)out;
+        for (int64_t k = 0; k < K; k++) o[k] = *(const float *)(src + k * b->nb[0]);
+        return;
+    }
+    /* 256 values (a multiple of every partner's block) at a time */
+    for (int64_t k0 = 0; k0 < K; k0 += 256) {
+        const int64_t n = K - k0 < 256 ? K - k0 : 256;
+        const float * xs = (const float *)(src + k0 * 4);
+        if (b->nb[0] != 4) {
+            for (int64_t k = 0; k < n; k++) tmp[k] = *(const float *)(src + (k0 + k) * b->nb[0]);
+            xs = tmp;
         }
-        /* 256 values (a multiple of every partner's block) at a time */
-        for (int64_t k0 = 0; k0 < K; k0 += 256) {
-            const int64_t n = K - k0 < 256 ? K - k0 : 256;
-            const float * xs = (const float *)(src + k0 * 4);
-            if (b->nb[0] != 4) {
-                for (int64_t k = 0; k < n; k++) tmp[k] = *(const float *)(src + (k0 + k) * b->nb[0]);
-                xs = tmp;
-            }
-            if (p == GGML_TYPE_Q8_K) quantize_row_q8_K(xs, out + (k0 / 256) * VD_Q8_K_SIZE, n);
-            else mmq_quantize_a(p, xs, n, k0 / 32, K / 32, out);
-        }
+        if (p == GGML_TYPE_Q8_K) quantize_row_q8_K(xs, out + (k0 / 256) * VD_Q8_K_SIZE, n);
+        else mmq_quantize_a(p, xs, n, k0 / 32, K / 32, out);
+    }
+}
+
+static inline int64_t mmq_b_rows(const ggml_tensor * dst) {
+    const ggml_tensor * b = dst->src[1];
+    return b->ne[1] * b->ne[2] * b->ne[3];
+}
+
+/* Phase 1 in the graph executor: thread ith of nth converts its share of b's rows into
+ * wdata; thread 0 resets phase 2's counter. A barrier must follow. */
+static inline void mmq_convert_b(const ggml_tensor * dst, int ith, int nth, char * wdata) {
+    const int64_t nr = mmq_b_rows(dst);
+    if (ith == 0) *(int64_t *)(wdata + mmq_counter_offset(dst)) = 0;
+    for (int64_t ir = nr * ith / nth; ir < nr * (ith + 1) / nth; ir++)
+        mmq_convert_row(dst, ir, wdata);
+}
+
+/* Phase 1 without a barrier (eager calls; the caller zeroed the three counters before the
+ * parallel region): every thread claims rows until none is left, then waits until the
+ * claimed ones are done. A thread the OS has not scheduled yet claims nothing, so the
+ * others do not wait for it. */
+static inline void mmq_convert_b_shared(const ggml_tensor * dst, char * wdata) {
+    const int64_t nr = mmq_b_rows(dst);
+    int64_t * cnt = (int64_t *)(wdata + mmq_counter_offset(dst));
+    for (int64_t ir = __atomic_fetch_add(&cnt[1], 1, __ATOMIC_RELAXED); ir < nr;
+         ir = __atomic_fetch_add(&cnt[1], 1, __ATOMIC_RELAXED)) {
+        mmq_convert_row(dst, ir, wdata);
+        __atomic_fetch_add(&cnt[2], 1, __ATOMIC_RELEASE);
+    }
+    while (__atomic_load_n(&cnt[2], __ATOMIC_ACQUIRE) < nr) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
     }
 }
 
@@ -164,9 +199,14 @@ static inline int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char
     const int64_t cbs = (N + ncb - 1) / ncb;
     ncb = (N + cbs - 1) / cbs;
     const int64_t total = nbatch * nrb * ncb;
-    const int64_t it0 = total * ith / nth, it1 = total * (ith + 1) / nth;
     const int64_t os = dst->nb[1] / 4;
-    for (int64_t it = it0; it < it1; it++) {
+    /* items are taken from a shared counter (reset by phase 1's thread 0 before the
+     * barrier): on a busy machine a descheduled thread then holds up one item, not a
+     * fixed share of the work. */
+    int64_t * counter = (int64_t *)(uintptr_t)(wdata + mmq_counter_offset(dst));
+    (void)ith;
+    for (int64_t it = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED); it < total;
+         it = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED)) {
         const int64_t cb = it % ncb, rbk = (it / ncb) % nrb, bt = it / (ncb * nrb);
         const int64_t i12 = bt % ne12, i13 = bt / ne12;
         const int64_t n0 = cb * cbs, n1 = n0 + cbs < N ? n0 + cbs : N;
