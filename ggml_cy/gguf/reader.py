@@ -253,6 +253,9 @@ class GGUFFile:
         return arr
 
     def _dequantize(self, ti, dtype):
+        if self.byteorder == "big":
+            raise ValueError(f"tensor '{ti.name}': the {ti.type_name} blocks of a big-endian "
+                             f"file cannot be dequantized; .raw(name) gives its bytes")
         try:
             # ggml_cy.quants (rank 5.2, below this layer) is built concurrently: looked up
             # when first needed, so that this module imports without it

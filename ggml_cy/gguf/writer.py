@@ -321,6 +321,9 @@ def _pad(n, a):
     return (n + a - 1) // a * a
 
 
+_TOFILE_MIN = 1 << 20
+
+
 def _nbytes(t, ne):
     bs, bb = block_size(t), block_bytes(t)
     if ne[0] % bs:
@@ -564,7 +567,12 @@ class GGUFWriter:
 
     # ---------------------------------------------------------------- writing
     def _write(self, b):
-        self._f.write(b)
+        if self._own and isinstance(b, np.ndarray) and b.nbytes >= _TOFILE_MIN:
+            # numpy's tofile (stdio's fwrite on a dup of the descriptor) measured clearly
+            # faster than io's write of the same buffer for large tensors (bench gguf)
+            b.tofile(self._f)
+        else:
+            self._f.write(b)
         self._pos += len(b) if isinstance(b, bytes) else memoryview(b).nbytes
 
     def header_bytes(self):
