@@ -1118,6 +1118,41 @@ def set_buffer_hook(fn):
     _buffer_hook = fn
 
 
+_ufunc_hook = None
+
+
+def set_ufunc_hook(fn):
+    """Installs fn(ufunc, method, inputs, kwargs) -> result, called by
+    Tensor.__array_ufunc__ with tensors already replaced by numpy views (the eager layer
+    installs ggml_cy's functions). None: numpy computes."""
+    global _ufunc_hook
+    if fn is not None and not callable(fn):
+        raise TypeError("set_ufunc_hook needs a callable or None")
+    _ufunc_hook = fn
+
+
+def _array_ufunc(ufunc, method, inputs, kwargs):
+    args = tuple(x.numpy() if isinstance(x, Tensor) else x for x in inputs)
+    out = kwargs.get("out")
+    out_tensors = None
+    if out is not None:
+        outs = out if isinstance(out, tuple) else (out,)
+        if any(isinstance(o, Tensor) for o in outs):
+            out_tensors = outs
+            kwargs = dict(kwargs)
+            kwargs["out"] = tuple(o.numpy() if isinstance(o, Tensor) else o for o in outs)
+    if _ufunc_hook is not None:
+        result = _ufunc_hook(ufunc, method, args, kwargs)
+    else:
+        result = getattr(ufunc, method)(*args, **kwargs)
+    if out_tensors is not None:
+        if isinstance(result, tuple):
+            return tuple(t if isinstance(t, Tensor) else r
+                         for t, r in zip(out_tensors, result))
+        return out_tensors[0] if isinstance(out_tensors[0], Tensor) else result
+    return result
+
+
 # ====================================================================== op names for repr
 
 _BUILTIN_OP_NAMES = {GGML_OP_NONE: "NONE", GGML_OP_VIEW: "VIEW", GGML_OP_RESHAPE: "RESHAPE",
@@ -1388,6 +1423,70 @@ cdef class Tensor:
                 raise ValueError("a dtype change needs a copy, but copy=False")
             return arr.astype(dtype)
         return arr.copy() if copy else arr
+
+    # ---------------------------------------------------------------- numpy protocols (eco)
+    # The buffer protocol, DLPack and __array_ufunc__ all go through the zero-copy numpy
+    # view (numpy()): same memory, shape = ne reversed, byte strides = nb reversed, and
+    # the view keeps the tensor and its context alive. bf16 data shows as uint16 bits.
+    def __getbuffer__(self, Py_buffer *buffer, int flags):
+        """memoryview(t), np.frombuffer(t, ...): zero-copy, writable (context memory is),
+        strided as the tensor is; a consumer that asks for contiguous memory of a
+        non-contiguous view gets BufferError."""
+        arr = self.numpy()
+        cdef Py_buffer *inner = <Py_buffer *> calloc(1, sizeof(Py_buffer))
+        if inner == NULL:
+            raise MemoryError()
+        try:
+            PyObject_GetBuffer(arr, inner, flags)
+        except BaseException:
+            free(inner)
+            raise
+        buffer.buf = inner.buf
+        buffer.len = inner.len
+        buffer.itemsize = inner.itemsize
+        buffer.readonly = inner.readonly
+        buffer.ndim = inner.ndim
+        buffer.format = inner.format
+        buffer.shape = inner.shape
+        buffer.strides = inner.strides
+        buffer.suboffsets = inner.suboffsets
+        buffer.internal = <void *> inner
+        buffer.obj = self
+
+    def __releasebuffer__(self, Py_buffer *buffer):
+        cdef Py_buffer *inner = <Py_buffer *> buffer.internal
+        if inner != NULL:
+            PyBuffer_Release(inner)
+            free(inner)
+            buffer.internal = NULL
+
+    def __dlpack_device__(self):
+        """(kDLCPU, 0): context memory is host memory."""
+        self.numpy()          # raises for device memory / headers without data
+        return (1, 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of the host data without a copy (torch.from_dlpack(t),
+        np.from_dlpack(t)): the capsule holds the tensor and its context alive."""
+        if stream is not None:
+            raise BufferError("stream must be None for CPU tensors")
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"a CPU tensor cannot be exported to device {dl_device}")
+        if copy:
+            raise BufferError("copy=True: ggml_cy exports its memory without copies; "
+                              "copy the result instead")
+        arr = self.numpy()
+        if max_version is None:
+            return arr.__dlpack__()
+        return arr.__dlpack__(max_version=max_version)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """np.add(t, x) and every other numpy ufunc on a tensor: the tensors are replaced
+        by their zero-copy numpy views and the call goes to ggml_cy's function of the same
+        name (ggml_cy.add...) when there is one, else to numpy. The result is a new numpy
+        array, as for ndarray inputs; a tensor given as out= is written in place and
+        returned."""
+        return _array_ufunc(ufunc, method, inputs, kwargs)
 
     # ---------------------------------------------------------------- views
     def view_1d(self, ne0, offset=0):
