@@ -225,8 +225,8 @@ class Context(_core.Context):
         quantized = GGMLType(a.type).is_quantized
         if b.type != GGMLType.F32 or not (a.type in (GGMLType.F32, GGMLType.F16) or (
                 quantized and _quant_ops.mul_mat_supported(int(a.type)))):
-            raise TypeError(f"mul_mat: a must be f32, f16 or a quantized type with a "
-                            f"kernel ({_quant_mm_types()}) and b f32, got a "
+            raise TypeError(f"mul_mat: a must be f32 or f16 (or quantized with a kernel: "
+                            f"{_quant_mm_types()}) and b f32, got a "
                             f"{GGMLType(a.type).name} {_shape(a)}, b "
                             f"{GGMLType(b.type).name} {_shape(b)}")
         if quantized and a.nb[0] != GGMLType(a.type).type_size:
