@@ -251,3 +251,44 @@ class TestEagerBadInput:
         assert ggml_cy.mul_mat(self.raw, np.ones((0, 64), np.float32), T.Q4_0).shape == (0, 4)
         e = random_blocks(T.Q4_0, 0, 64, self.rng)
         assert ggml_cy.mul_mat(e, self.b, T.Q4_0).shape == (2, 0)
+
+
+@pytest.mark.parametrize("level", ["avx2", "scalar"])
+def test_simd_levels(level, tmp_path):
+    """The AVX2-without-VNNI and plain-C paths of vecdot.h (this machine's build uses its
+    best one), compiled standalone from the same headers and checked the same way."""
+    import os
+    import platform
+    import shutil
+    import subprocess
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("x86 flags")
+    cc = shutil.which(os.environ.get("CC", "cc").split()[-1]) or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    flags = {"avx2": ["-mavx2", "-mfma", "-mf16c"], "scalar": ["-march=x86-64"]}[level]
+    exe = str(tmp_path / f"mmq_{level}")
+    r = subprocess.run([cc, "-O2", *flags, "-w", "-I", os.path.join(root, "ggml_cy/cpu/csrc"),
+                        "-I", os.path.join(root, "ggml_cy/core/csrc"), "-o", exe,
+                        os.path.join(root, "tests/csrc/mmq_levels.c"), "-lm"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    if level == "avx2":
+        try:
+            has_avx2 = "avx2" in open("/proc/cpuinfo").read()
+        except OSError:
+            has_avx2 = False
+        if not has_avx2:
+            pytest.skip("CPU without AVX2 (or no /proc/cpuinfo)")
+    rng = np.random.default_rng(17)
+    M, K, N = 21, 768, 11
+    for t in TYPES:
+        raw = random_blocks(t, M, K, rng)
+        w = dequant_ref(raw, t, K).astype(np.float64)
+        b = rng.standard_normal((N, K)).astype(np.float32)
+        inp = np.array([int(t), M, K, N], np.int32).tobytes() + raw.tobytes() + b.tobytes()
+        p = subprocess.run([exe], input=inp, capture_output=True)
+        assert p.returncode == 0, (t, p.returncode)
+        out = np.frombuffer(p.stdout, np.float32).reshape(N, M)
+        assert nmse(out, b.astype(np.float64) @ w.T) < NMSE_MAX, t
