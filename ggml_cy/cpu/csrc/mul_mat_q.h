@@ -20,7 +20,7 @@
 #include <string.h>
 #include "core_defs.h"
 #include "vecdot.h"
-#include "vecdot_q8_tmp.h"
+#include "quantize.h"        /* quantize_row_q8_0 / q8_1 / q8_K: the activation formats */
 #include "dequant.h"
 
 #define MMQ_RB 16   /* weight rows per work item */
