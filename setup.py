@@ -32,13 +32,21 @@ DEBUG = os.environ.get("GGML_CY_DEBUG", "0") == "1"
 
 
 # ----------------------------------------------------------------------------- Tempita
-def load_optable():
-    """ggml_cy/core/optable.py, the op table, loaded by path (the package is not built yet)."""
-    spec = importlib.util.spec_from_file_location(
-        "ggml_cy_optable", os.path.join(PKG, "core", "optable.py"))
+def _load_by_path(name, *parts):
+    """A pure-Python module of the package, loaded by path (the package is not built yet)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(PKG, *parts))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_optable():
+    """ggml_cy/core/optable.py, the op table."""
+    return _load_by_path("ggml_cy_optable", "core", "optable.py")
+
+
+# CPU feature names shared with the import-time checks (ggml_cy/core/_startup.py)
+STARTUP = _load_by_path("ggml_cy_startup", "core", "_startup.py")
 
 
 def render_templates():
@@ -101,19 +109,16 @@ def probe_march():
 
 
 def target_simd_flags(march_flags):
-    """The SIMD features the compiler enables for our flags (for `python -m ggml_cy info`)."""
+    """The SIMD features the compiler enables for these flags, as the lower-case names of its
+    feature macros (__AVX2__ -> "avx2"): recorded for `ggml-cy info` and checked against the
+    CPU at import (ggml_cy/core/_startup.py)."""
     try:
         out = subprocess.run([*_compiler(), *march_flags, "-dM", "-E", "-x", "c", "/dev/null"],
                              capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         return []
-    names = ["SSE2", "SSE4_1", "SSE4_2", "AVX", "AVX2", "FMA", "F16C", "AVX512F",
-             "AVX512BW", "AVX512VL", "AVX512FP16", "AVX512BF16", "ARM_NEON"]
-    found = []
-    for n in names:
-        if f"#define __{n}__ 1" in out:
-            found.append(n.lower())
-    return found
+    return [n.lower() for n in ["SSE2", *STARTUP.MACRO_TO_CPUINFO]
+            if f"#define __{n}__ 1" in out]
 
 
 def find_nvcc():

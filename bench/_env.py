@@ -166,10 +166,10 @@ def environment(ggml_cy, threads, suite, argv=None, extra=None):
         },
         "blas": blas_info(),
         "threads": threads,
-        # read after ggml_cy's import, which sets GOMP_SPINCOUNT unless the user chose
+        # the user's OpenMP settings (ggml_cy's import leaves os.environ as it was)
         "env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "GGML_CY_NUM_THREADS",
                                            "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                                           "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+                                           "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "GGML_CY_SPINCOUNT")
                 if k in os.environ},
     }
     if extra:

@@ -15,26 +15,31 @@ The package is layered (docs/architecture.md); this file only re-exports:
 """
 import os as _os
 
-# libgomp spins up to 300k iterations (milliseconds) waiting for the next parallel region
-# when threads == cores. On a shared machine a spinning worker then steals the core the
-# Python thread needs, and a 2-thread call at 1e5-1e6 elements was seen taking 5-7 ms
-# instead of ~20 us. A short spin keeps back-to-back calls fast and bounds the damage.
-# Must be set before the OpenMP runtime loads (with the first extension module below);
-# the user's own OMP_WAIT_POLICY / GOMP_SPINCOUNT always win.
-if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
-    _os.environ["GOMP_SPINCOUNT"] = "10000"
-
 from ggml_cy._version import __version__
+from ggml_cy.core import _startup
+
+
+def _load_core():
+    try:
+        import ggml_cy.core._core  # noqa: F401  (compiled; absent in an unbuilt source tree)
+    except ModuleNotFoundError as exc:
+        if exc.name != "ggml_cy.core._core":
+            raise
+        raise ImportError(
+            "ggml_cy's compiled modules are missing: this is the source tree "
+            f"({_os.path.dirname(__file__)}). Run from another directory after `pip install .`, "
+            "or build in place with `tools/build.sh`.") from None
+
 
 try:
-    import ggml_cy.core._core  # noqa: F401  (compiled; absent in an unbuilt source tree)
-except ModuleNotFoundError as _exc:
-    if _exc.name != "ggml_cy.core._core":
-        raise
-    raise ImportError(
-        "ggml_cy's compiled modules are missing: this is the source tree "
-        f"({_os.path.dirname(__file__)}). Run from another directory after `pip install .`, "
-        "or build in place with `tools/build.sh`.") from None
+    from ggml_cy._build_config import OPENMP as _openmp_built, SIMD as _build_simd
+except ImportError:
+    _openmp_built, _build_simd = True, []
+# Code built for instruction sets this CPU lacks would die of SIGILL: refuse it here.
+_startup.check_build(_build_simd)
+# The first compiled module loads the OpenMP runtime: its spin-wait setting is passed for
+# that moment only, os.environ is left as it was (ggml_cy/core/_startup.py says why).
+_startup.import_with_openmp_settings(_load_core, _openmp_built)
 
 # core: the arena and tensors
 from ggml_cy.core._core import (  # noqa: E402
@@ -45,6 +50,9 @@ from ggml_cy.core._core import (  # noqa: E402
     object_overhead,
     float32_to_bfloat16,
     bfloat16_to_float32,
+    blck_size,
+    type_size,
+    row_size,
 )
 # numpy-style functions: add, multiply, ..., threads
 from ggml_cy.ufuncs import *  # noqa: E402,F401,F403
@@ -56,6 +64,8 @@ from ggml_cy.cpu._compute import Plan  # noqa: E402
 from ggml_cy import backend  # noqa: E402
 # fused expressions
 from ggml_cy.expr import evaluate  # noqa: E402
+# build and CPU report
+from ggml_cy._config import show_config  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -67,9 +77,10 @@ __all__ = [
     "object_overhead",
     "float32_to_bfloat16",
     "bfloat16_to_float32",
+    "blck_size", "type_size", "row_size",
     "from_dlpack",
     *_ufuncs_all,
-    "Graph", "Plan", "evaluate", "backend",
+    "Graph", "Plan", "evaluate", "backend", "show_config",
 ]
 
 

@@ -26,7 +26,7 @@ if not (SRC / "core").is_dir():      # tests run against an install without the 
 RANK = {"core": 0, "cpu": 1, "graph": 2, "backend": 3, "cuda": 4, "quants": 5.2,
         "ufuncs": 5, "gguf": 5.5, "expr": 6, "models": 7, "dask": 7, "numexpr": 7,
         "": 9, "cli": 10, "__main__": 11}
-TOP_LEVEL_OK = {"__init__", "__main__", "_version", "_build_config", "context", "numexpr",
+TOP_LEVEL_OK = {"__init__", "__main__", "_version", "_build_config", "_config", "context", "numexpr",
                 "dask"}
 
 
