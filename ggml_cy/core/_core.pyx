@@ -930,6 +930,15 @@ cdef ggml_tensor * core_new_view(Context ctx, ggml_tensor * a, int n_dims,
     if core_extent(a.type, full_ne, full_nb, &lo, &hi) != 0:
         raise OverflowError(f"view ne={_fmt4(full_ne)} nb={_fmt4(full_nb)} spans more "
                             f"than 2**63 bytes")
+    # the element count must fit too: a zero stride keeps the extent small while
+    # ne[0]*...*ne[3] overflows (found by tests/test_fuzz_views.py)
+    cdef int64_t count = 1
+    for i in range(GGML_MAX_DIMS):
+        if gcy_mul_i64(count, full_ne[i], &count):
+            if core_nelements_ne(full_ne) == 0:
+                count = 0
+                break
+            raise OverflowError(f"view ne={_fmt4(full_ne)} has more than 2**63 elements")
     if core_extent(a.type, a.ne, a.nb, &plo, &phi) != 0:
         raise OverflowError("parent tensor extent overflows")
     if gcy_add_i64(offset, lo, &first) or gcy_add_i64(offset, hi, &last):

@@ -10,7 +10,7 @@ Three levels, innermost wins:
 
 The threads themselves are ggml_cy's own pthread pool (ggml_cy/cpu/csrc/gcy_pool.h), not
 OpenMP's: it survives fork() (a child made by os.fork or multiprocessing's "fork" method
-starts fresh workers on its first call). ``GGML_CY_SPIN`` (pause iterations, default
+starts fresh workers on its first call). ``GGML_CY_SPINCOUNT`` (pause iterations, default
 10000) sets how long an idle worker spins before it sleeps.
 
 The default comes from ``GGML_CY_NUM_THREADS``, then ``OMP_NUM_THREADS`` (its first entry,
@@ -120,18 +120,18 @@ _kernels._swap_num_threads(default_num_threads())
 
 
 def _spin_from_env():
-    raw = os.environ.get("GGML_CY_SPIN")
-    if raw is None or raw.strip() == "":
+    """GGML_CY_SPINCOUNT (the same knob ggml_cy.core._startup documents, which warns about
+    malformed values): pause iterations an idle pool worker spins before it sleeps.
+    Unset, empty or "default": the pool's own default (10000)."""
+    raw = os.environ.get("GGML_CY_SPINCOUNT", "").strip()
+    if raw == "" or raw.lower() == "default":
         return
     try:
         spin = int(raw)
-        if spin < 0:
-            raise ValueError
     except ValueError:
-        warnings.warn(f"ggml_cy: ignoring GGML_CY_SPIN={raw!r} (expected an integer >= 0)",
-                      RuntimeWarning, stacklevel=2)
         return
-    _kernels._pool_set_spin(spin)
+    if spin >= 0:
+        _kernels._pool_set_spin(spin)
 
 
 _spin_from_env()
