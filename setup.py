@@ -305,5 +305,7 @@ PACKAGES = ["ggml_cy"] + sorted(
     "ggml_cy." + os.path.basename(os.path.dirname(p))
     for p in glob.glob(os.path.join(PKG, "*", "__init__.py")))
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt}, packages=PACKAGES,
-      package_data={p: ["*.pxd", "csrc/*.h"] + (["libggml_cy_cuda.so"] if p == "ggml_cy.cuda"
+      # (eco) type information: py.typed and the stubs of the compiled modules
+      package_data={p: ["*.pxd", "csrc/*.h", "*.pyi", "py.typed"]
+                    + (["libggml_cy_cuda.so"] if p == "ggml_cy.cuda"
                                                  else []) for p in PACKAGES})

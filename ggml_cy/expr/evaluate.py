@@ -19,6 +19,7 @@ import ast
 import functools
 import operator
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -570,7 +571,8 @@ def _finish(result, out):
     return result
 
 
-def evaluate(expr, /, n_threads=None, out=None, **arrays):
+def evaluate(expr: str, /, n_threads: "int | None" = None, out: "np.ndarray | None" = None,
+             **arrays: Any) -> Any:
     """Evaluates an elementwise expression over numpy arrays in one fused pass.
 
     ``ggml_cy.evaluate("a*b + c*d - e", a=a, b=b, c=c, d=d, e=e)``. Names refer to the

@@ -1,0 +1,92 @@
+# ggml_cy.cpu._dequant: dequantization kernels (csrc/dequant.h) for ggml's quantized
+# blocks, row-parallel over OpenMP threads. The checked front end is ggml_cy.quants
+# (ggml_cy.dequantize); this module trusts its callers for the shapes it documents.
+#
+# Importing it installs the core's dequantize hook, so Tensor.numpy() of a quantized
+# tensor returns float32 values.
+
+from libc.stdint cimport uint8_t, int64_t
+
+cimport numpy as cnp
+import numpy as np
+
+from ggml_cy.core._core cimport ggml_cy_blck_size, ggml_cy_block_bytes, ggml_cy_is_quantized
+from ggml_cy.core import _core
+from ggml_cy.cpu.threads import get_num_threads
+
+cnp.import_array()
+
+cdef extern from "dequant.h" nogil:
+    ctypedef void (*gcy_dq_block_fn)(const void * x, float * y)
+    gcy_dq_block_fn gcy_dq_block_of(int type)
+    int gcy_dequant_rows(int type, const uint8_t * src, int64_t src_stride, int64_t nrows,
+                         int64_t nblk, char * dst, int64_t dst_stride, int kind, int nth)
+    enum:
+        GCY_DQ_F32
+        GCY_DQ_F16
+        GCY_DQ_BF16
+
+# output kinds by name (bf16 is written as uint16 bit patterns)
+KINDS = {"float32": GCY_DQ_F32, "float16": GCY_DQ_F16, "bfloat16": GCY_DQ_BF16}
+
+
+def can_dequantize(int type):
+    """True for the quantized types with a dequantizer (every one of GGMLType)."""
+    return bool(ggml_cy_is_quantized(type)) and gcy_dq_block_of(type) != NULL
+
+
+def dequantize_rows(raw, int type, cnp.ndarray out, int kind, int n_threads):
+    """Dequantizes the rows of `raw` into `out`.
+
+    raw: uint8 ndarray whose last axis holds whole rows of blocks (stride 1 along it); the
+    other axes are flattened into rows (a view when numpy can, else a copy).
+    out: C-contiguous, writeable, 2 bytes (kind F16/BF16) or 4 bytes (F32) per item, with
+    as many items as raw's rows times the values per row. The caller checks all this; the
+    checks here only keep memory safe."""
+    if gcy_dq_block_of(type) == NULL:
+        raise TypeError(f"no dequantizer for ggml type {type}")
+    cdef int64_t bs = ggml_cy_blck_size(type), ts = <int64_t>ggml_cy_block_bytes(type)
+    cdef cnp.ndarray r = raw
+    if r.ndim == 0 or r.dtype != np.uint8:
+        raise TypeError("raw must be a uint8 array of at least one dim")
+    cdef int64_t row_bytes = r.shape[r.ndim - 1]
+    if row_bytes % ts:
+        raise ValueError(f"{row_bytes} bytes per row is not a whole number of blocks")
+    cdef int64_t nblk = row_bytes // ts
+    cdef int64_t osz = 4 if kind == GCY_DQ_F32 else 2
+    if not out.flags.c_contiguous or not out.flags.writeable or out.itemsize != osz:
+        raise ValueError("out must be C-contiguous, writeable, with the kind's item size")
+    if r.size == 0:
+        if out.size != 0:
+            raise ValueError(f"out holds {out.size} values, the rows hold none")
+        return out
+    if r.ndim == 1:
+        r = r.reshape(1, row_bytes)
+    elif r.ndim > 2:
+        r = r.reshape(-1, row_bytes)
+    if row_bytes > 1 and r.strides[1] != 1:
+        r = np.ascontiguousarray(r)
+    cdef int64_t nrows = r.shape[0]
+    if out.size != nrows * nblk * bs:
+        raise ValueError(f"out holds {out.size} values, the rows hold {nrows * nblk * bs}")
+    if nrows == 0 or nblk == 0:
+        return out
+    cdef const uint8_t * src = <const uint8_t *>cnp.PyArray_DATA(r)
+    cdef int64_t src_stride = r.strides[0] if nrows > 1 else row_bytes
+    cdef char * dst = <char *>cnp.PyArray_DATA(out)
+    cdef int rc
+    with nogil:
+        rc = gcy_dequant_rows(type, src, src_stride, nrows, nblk, dst, nblk * bs * osz, kind,
+                              n_threads)
+    if rc != 0:
+        raise ValueError(f"dequantize: bad type {type} or kind {kind}")
+    return out
+
+
+def _numpy_of_tensor(raw, type, shape):
+    """The core's hook for Tensor.numpy() of a quantized tensor: float32 values."""
+    out = np.empty(shape, dtype=np.float32)
+    return dequantize_rows(raw, int(type), out, GCY_DQ_F32, get_num_threads())
+
+
+_core.set_dequantize_hook(_numpy_of_tensor)
