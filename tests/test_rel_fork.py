@@ -37,6 +37,11 @@ PRELUDE = textwrap.dedent("""
             r = ctx.add(ctx.mul(ta, tb), tb)
             ctx.new_graph().build_forward_expand(r).compute(n_threads)
             ok &= np.array_equal(r.numpy(), A * B + B)
+            # quantize / dequantize run on the same pool
+            q = ggml_cy.quantize(B[:1 << 20], "q8_0", n_threads=n_threads)
+            ok &= np.array_equal(q, ggml_cy.quantize(B[:1 << 20], "q8_0", n_threads=1))
+            d = ggml_cy.dequantize(q, "q8_0", (1 << 20,), n_threads=n_threads)
+            ok &= np.array_equal(d, ggml_cy.dequantize(q, "q8_0", (1 << 20,), n_threads=1))
         return bool(ok)
 
     def parked():

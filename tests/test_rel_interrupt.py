@@ -4,7 +4,8 @@ call), and ggml_cy stays usable (correct results afterwards, on several threads)
 
 Which calls check (README "Reliability"): eager elementwise functions with at least
 2**23 output elements (between chunks of 2**21 elements, on the calling thread, every
-50 ms); graph compute / evaluate between graph steps (every 50 ms)."""
+50 ms); graph compute / evaluate between graph steps (every 50 ms); quantize between
+chunks of 4096 blocks (every 50 ms); GGUF writes between 64 MiB pieces of a tensor."""
 import subprocess
 import sys
 import textwrap
@@ -118,6 +119,44 @@ def test_ctrl_c_between_evaluate_calls_still_works():
         finished, latency, total = interrupted_after(0.2, loop)
         assert not finished and latency < 1.0, latency
         assert np.array_equal(ggml_cy.evaluate("a * a + 1", a=a), a * a + 1)
+        print("ok")
+    """)
+    assert "ok" in out
+
+
+def test_ctrl_c_in_a_big_quantization():
+    out = _run("""
+        x = np.random.default_rng(0).standard_normal(1 << 24).astype(np.float32)
+        full = timed(lambda: ggml_cy.quantize(x, "q4_K", n_threads=2))
+        delay = min(0.1, full / 5)
+        finished, latency, total = interrupted_after(
+            delay, lambda: ggml_cy.quantize(x, "q4_K", n_threads=2))
+        print("full", full, "latency", latency, "total", total)
+        assert not finished and latency < 1.0 and total < full, (latency, total, full)
+        small = x[:1 << 16]
+        want = ggml_cy.quantize(small, "q4_K", n_threads=1)
+        assert np.array_equal(ggml_cy.quantize(small, "q4_K", n_threads=2), want)
+        print("ok")
+    """)
+    assert "ok" in out
+
+
+def test_ctrl_c_in_a_big_gguf_write(tmp_path):
+    out = _run(f"""
+        from ggml_cy import gguf
+        big = np.ones(384 << 20, np.uint8).view(np.float32)      # 384 MiB tensor
+        path = {str(tmp_path / "big.gguf")!r}
+        full = timed(lambda: gguf.save(path, {{"a": 1}}, {{"w": big}}))
+        os.remove(path)
+        delay = min(0.05, full / 5)
+        finished, latency, total = interrupted_after(
+            delay, lambda: gguf.save(path, {{"a": 1}}, {{"w": big}}))
+        print("full", full, "latency", latency, "total", total)
+        assert not finished and latency < 1.0 and total < full, (latency, total, full)
+        small = {str(tmp_path / "small.gguf")!r}
+        gguf.save(small, {{"a": 1}}, {{"w": np.arange(8, dtype=np.float32)}})
+        with gguf.load(small) as f:
+            assert np.array_equal(f.numpy("w"), np.arange(8, dtype=np.float32))
         print("ok")
     """)
     assert "ok" in out
