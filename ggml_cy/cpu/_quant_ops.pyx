@@ -1,18 +1,13 @@
 # Eager entry points of the quantized-weight kernels (csrc/mul_mat_q.h, csrc/get_rows.h):
 # the same C kernels the graph executor runs, called on descriptors built from numpy
-# buffers, inside one parallel region. The front end (ggml_cy/quants/compute.py)
+# buffers, as one job of ggml_cy's worker pool (_kernels.pool_run). The front end (ggml_cy/quants/compute.py)
 # validates shapes, types and ids; these functions only check what could corrupt memory.
-from cython.parallel cimport parallel
 from libc.stdint cimport int64_t, int32_t, uint8_t, uintptr_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
 from ggml_cy.core._core cimport ggml_tensor, GGML_TYPE_F32, GGML_TYPE_I32
-from ggml_cy.cpu._openmp cimport gcy_omp_thread_num, gcy_omp_num_threads, GGML_CY_HAVE_OPENMP
-from ggml_cy.cpu._kernels cimport default_num_threads
-
-cdef extern from "graph_barrier.h" nogil:
-    void gcy_barrier()
+from ggml_cy.cpu._kernels cimport default_num_threads, pool_run
 
 cdef extern from "ggml_types.h" nogil:
     ctypedef struct ggml_cy_type_traits:
@@ -79,9 +74,32 @@ cdef int clamp_threads(n_threads, int64_t work) except -1:
         most = 1
     if n > most:
         n = <int> most
-    if not GGML_CY_HAVE_OPENMP:
-        n = 1
     return n
+
+
+ctypedef struct mm_job:
+    const ggml_tensor * dst
+    char * work
+    int rc
+
+
+cdef void mm_task(void * arg, int ith, int nth) noexcept nogil:
+    # phase 1 without a barrier (rows claimed by the threads that run), then the items
+    cdef mm_job * j = <mm_job *> arg
+    mmq_convert_b_shared(j.dst, j.work)
+    if mmq_dots(j.dst, ith, nth, j.work) < 0:
+        j.rc = -1
+
+
+ctypedef struct gr_job:
+    const ggml_tensor * dst
+    int rc
+
+
+cdef void gr_task(void * arg, int ith, int nth) noexcept nogil:
+    cdef gr_job * j = <gr_job *> arg
+    if gr_compute(j.dst, ith, nth) < 0:
+        j.rc = -1
 
 
 def mul_mat_q(const uint8_t[:, ::1] a not None, int type, int64_t K,
@@ -115,22 +133,15 @@ def mul_mat_q(const uint8_t[:, ::1] a not None, int type, int64_t K,
     if work_mem == NULL:
         raise MemoryError("mul_mat work buffer")
     cdef char * work = <char *> ((<uintptr_t> work_mem + 63) & ~(<uintptr_t> 63))
-    cdef int rc = 0, ith, n
-    cdef int * prc = &rc   # written through a pointer: shared, not thread-private
+    cdef mm_job job
+    job.dst = &td
+    job.work = work
+    job.rc = 0
+    memset(work + mmq_counter_offset(&td), 0, 64)
     with nogil:
-        if nth <= 1:
-            mmq_convert_b(&td, 0, 1, work)
-            rc = mmq_dots(&td, 0, 1, work)
-        else:
-            memset(work + mmq_counter_offset(&td), 0, 64)
-            with parallel(num_threads=nth):
-                ith = gcy_omp_thread_num()
-                n = gcy_omp_num_threads()
-                mmq_convert_b_shared(&td, work)
-                if mmq_dots(&td, ith, n, work) < 0:
-                    prc[0] = -1
+        pool_run(mm_task, &job, nth)
     free(work_mem)
-    if rc < 0:
+    if job.rc < 0:
         raise TypeError(f"mul_mat: no kernel for weights of type {type}")
 
 
@@ -161,16 +172,11 @@ def get_rows(const uint8_t[:, ::1] table not None, int type, int64_t ne0,
     set_header(&td, GGML_TYPE_F32, ne0, n, 4, out.strides[0], <void *> &out[0, 0])
     td.src[0] = &ta
     td.src[1] = &ti
-    cdef int nth = clamp_threads(n_threads, n * ne0 // 4), ith, k, rc = 0
-    cdef int * prc = &rc
+    cdef int nth = clamp_threads(n_threads, n * ne0 // 4)
+    cdef gr_job job
+    job.dst = &td
+    job.rc = 0
     with nogil:
-        if nth <= 1:
-            rc = gr_compute(&td, 0, 1)
-        else:
-            with parallel(num_threads=nth):
-                ith = gcy_omp_thread_num()
-                k = gcy_omp_num_threads()
-                if gr_compute(&td, ith, k) < 0:
-                    prc[0] = -1
-    if rc < 0:
+        pool_run(gr_task, &job, nth)
+    if job.rc < 0:
         raise IndexError("get_rows: a row id is out of range")
