@@ -1,31 +1,52 @@
 # The graph executor and the graph-only kernels. See _compute.pxd for the model.
 #
-# Threads: plan_compute opens ONE OpenMP parallel region (through cython.parallel, the
-# thread queries through the _openmp shim) for the whole graph. Every thread walks every
+# Threads: plan_compute runs ONE job on ggml_cy's worker pool (_kernels.pool_run, a
+# fork-safe pthread pool) for the whole graph. Every thread walks every
 # step; a step's work is split over its first n_tasks threads with ggml's ith/nth rule,
-# and all threads meet at a barrier (csrc/graph_barrier.h) before the next step. No
+# and all threads meet at a barrier (the pool's) before the next step. No
 # thread is started per node and the GIL is not held anywhere in here.
-from cython.parallel cimport parallel
 from libc.stdint cimport int64_t, uintptr_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
 
 from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, core_nelements,
                             core_nrows, core_contiguous_strides, GGML_MAX_SRC,
-                            GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64)
-from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for)
+                            GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64, GGML_TYPE_I32)
+from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for,
+                                   pool_run, pool_barrier, check_signals, KERN_INTERRUPTED)
 from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT,
                                 GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
                                 GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
                                 GGML_OP_TRANSPOSE, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN,
-                                GGML_OP_MUL_MAT, GGML_OP_COUNT,
+                                GGML_OP_MUL_MAT, GGML_OP_GET_ROWS, GGML_OP_COUNT,
                                 ggml_cy_op_is_binary, ggml_cy_op_is_elementwise)
 from ggml_cy.cpu._fused cimport (fuse_group, fuse_build_group, fuse_work_size, fuse_run,
                              extents_overlap)
-from ggml_cy.cpu._openmp cimport gcy_omp_thread_num, gcy_omp_num_threads, GGML_CY_HAVE_OPENMP
 
-cdef extern from "graph_barrier.h" nogil:
-    void gcy_barrier()
+cdef extern from *:
+    """
+    #include <time.h>
+    static inline long long gcy_graph_now_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    }
+    static inline int gcy_load_int(const int * p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+    static inline void gcy_store_int(int * p, int v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+    """
+    long long gcy_graph_now_ns() nogil
+    int gcy_load_int(const int * p) nogil
+    int gcy_store_int(int * p, int v) nogil
+
+# Ctrl-C: the calling thread looks for Python signals between steps, at most this often.
+cdef long long GRAPH_SIGNAL_CHECK_NS = 50000000
+cdef enum:
+    NO_ABORT = 0x7fffffff
+
+ctypedef struct graph_job:
+    gplan * p
+    char * base
+    int abort_at        # set once by thread 0 (Ctrl-C): every thread stops after this step
 
 cdef extern from "kernels_convert.h" nogil:
     void kern_fe_clear()
@@ -42,9 +63,29 @@ cdef extern from *:
     """
     void gcy_fe_or(int * dst, int v) nogil
 
+cdef extern from "quantize_tensor.h" nogil:
+    # copies into a quantized tensor (ggml's way to quantize: cpy f32/f16/bf16 -> q*)
+    int gcy_qz_check(const ggml_tensor * dst, const ggml_tensor * src)
+    void gcy_qz_part(ggml_tensor * dst, const ggml_tensor * src, int ith, int nth)
+    bint gcy_qz_is_quantized "ggml_cy_is_quantized"(int type)
+
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
+
+cdef extern from "get_rows.h" nogil:
+    int gr_supported(int type)
+    int gr_compute(const ggml_tensor * dst, int ith, int nth)   # -2: an id out of range
+
+cdef extern from "mul_mat_q.h" nogil:
+    # MUL_MAT with quantized weights (csrc/mul_mat_q.h): convert b once into the shared
+    # work buffer, barrier, then the integer dot products (STEP_QMM)
+    int mmq_supported(int type)
+    int mmq_is_quantized(int type)
+    size_t mmq_block_bytes(int type)
+    size_t mmq_work_size(const ggml_tensor * dst)
+    void mmq_convert_b(const ggml_tensor * dst, int ith, int nth, char * wdata)
+    int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char * wdata)
 
 # Below these sizes a node runs on one thread: a barrier costs more than the work.
 cdef enum:
@@ -144,7 +185,26 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
     if op == GGML_OP_MUL_MAT:
         mm_compute(node, ith, nth, <float *> work)
         return 0
+    if op == GGML_OP_GET_ROWS:
+        return gr_compute(node, ith, nth)
+    if is_quantizing_copy(node):
+        gcy_qz_part(node, node.src[0], ith, nth)
+        return 0
     return compute_forward(node, ith, nth)
+
+
+cdef inline void set_error(gplan * p, int rc) noexcept nogil:
+    """Records a kernel's refusal: 2 for get_rows ids out of range (IndexError), else 1."""
+    if rc == -2:
+        p.error = 2
+    elif p.error == 0:
+        p.error = 1
+
+
+cdef inline bint is_quantizing_copy(const ggml_tensor * t) noexcept nogil:
+    """A cpy whose destination is quantized and whose source is not (quantize.h)."""
+    return (t.op == GGML_OP_CPY and gcy_qz_is_quantized(t.type) and t.src[0] != NULL
+            and not gcy_qz_is_quantized(t.src[0].type))
 
 
 cdef bint needs_barrier(gplan * p, int s, int nth) noexcept nogil:
@@ -160,14 +220,21 @@ cdef bint needs_barrier(gplan * p, int s, int nth) noexcept nogil:
             or p.steps[s].kind == STEP_TEMP or p.steps[nxt].kind == STEP_TEMP)
 
 
-cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
-    """One thread's walk over every step of the plan (the body of the parallel region)."""
+cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
+    """One thread's walk over every step of the plan (the body of the pool job). Thread 0
+    looks for Ctrl-C between steps; it stops the walk only at a step followed by a barrier
+    (or on one thread), and every thread reads the stop step after that barrier, so all
+    threads leave at the same step and no barrier waits for a thread that left."""
+    cdef gplan * p = job.p
+    cdef char * base = job.base
+    cdef long long next_check = gcy_graph_now_ns() + GRAPH_SIGNAL_CHECK_NS
+    cdef bint barrier
     cdef char * shared = base
     cdef char * mine = base + align64(p.shared_size) + <size_t> ith * p.per_thread_size
     cdef gstep * st
     cdef ggml_tensor * node
     cdef ggml_tensor tmp, back
-    cdef int s, nt, last = -1
+    cdef int s, nt, rc, last = -1
     cdef size_t es
     for s in range(p.n_steps):
         if p.steps[s].kind != STEP_NOOP:
@@ -179,7 +246,17 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
             continue
         nt = st.n_tasks if st.n_tasks < nth else nth
         if st.kind == STEP_NODE:
-            if ith < nt and compute_node(p.nodes[st.node], ith, nt, mine) < 0:
+            if ith < nt:
+                rc = compute_node(p.nodes[st.node], ith, nt, mine)
+                if rc < 0:
+                    set_error(p, rc)
+        elif st.kind == STEP_QMM:
+            # every thread of the job meets at the barrier, working or not
+            node = p.nodes[st.node]
+            if ith < nt:
+                mmq_convert_b(node, ith, nt, shared)
+            pool_barrier()
+            if ith < nt and mmq_dots(node, ith, nt, shared) < 0:
                 p.error = 1
         elif st.kind == STEP_FUSED:
             if ith < nt and fuse_run(st.group, mine, ith, nt) < 0:
@@ -192,31 +269,49 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
             tmp.data = shared
             core_contiguous_strides(node.type, node.ne, tmp.nb)
             tmp.view_src = NULL
-            if ith < nt and compute_node(&tmp, ith, nt, mine) < 0:
-                p.error = 1
-            gcy_barrier()
+            if ith < nt:
+                rc = compute_node(&tmp, ith, nt, mine)
+                if rc < 0:
+                    set_error(p, rc)
+            pool_barrier()
             memcpy(&back, node, sizeof(ggml_tensor))
             memset(back.src, 0, sizeof(back.src))
             back.src[0] = &tmp
             back.op = GGML_OP_DUP
             if ith < nt and compute_forward(&back, ith, nt) < 0:
                 p.error = 1
-        if s != last and needs_barrier(p, s, nth):
-            gcy_barrier()
+        if s == last:
+            break
+        barrier = nth > 1 and needs_barrier(p, s, nth)
+        if (ith == 0 and (barrier or nth == 1) and gcy_graph_now_ns() >= next_check
+                and gcy_load_int(&job.abort_at) == NO_ABORT):
+            if check_signals() != 0:
+                gcy_store_int(&job.abort_at, s)
+            next_check = gcy_graph_now_ns() + GRAPH_SIGNAL_CHECK_NS
+        if barrier:
+            pool_barrier()
+        if (barrier or nth == 1) and gcy_load_int(&job.abort_at) <= s:
+            break
     gcy_fe_or(&p.fe_flags, kern_fe_test_all())
+
+
+cdef void graph_task(void * arg, int ith, int nth) noexcept nogil:
+    run_thread(<graph_job *>arg, ith, nth)
 
 
 
 cdef int plan_compute(gplan * p, char * work) noexcept nogil:
     cdef char * base = <char *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63))
+    cdef graph_job job
+    job.p = p
+    job.base = base
+    job.abort_at = NO_ABORT
     p.error = 0
     p.fe_flags = 0
-    # a graph of small nodes runs on the calling thread: no region, no wake-ups
-    if p.n_active <= 1 or not GGML_CY_HAVE_OPENMP:
-        run_thread(p, base, 0, 1)
-    else:
-        with parallel(num_threads=p.n_active):
-            run_thread(p, base, gcy_omp_thread_num(), gcy_omp_num_threads())
+    # a graph of small nodes runs on the calling thread (pool_run with 1: no wake-ups)
+    pool_run(graph_task, &job, p.n_active if p.n_active > 1 else 1)
+    if job.abort_at != NO_ABORT:
+        return KERN_INTERRUPTED
     return -1 if p.error else 0
 
 
@@ -251,7 +346,20 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
     if t.src[0] == NULL:
         raise ValueError(f"node {tensor_label(t)} has no source")
     cdef bint ok
-    if op == GGML_OP_MUL_MAT:
+    if is_qmm(t):
+        ok = (t.src[1].type == GGML_TYPE_F32 and t.type == GGML_TYPE_F32 and t.nb[0] == 4
+              and mmq_supported(t.src[0].type))
+        if ok and t.src[0].nb[0] != <int64_t> mmq_block_bytes(t.src[0].type):
+            raise ValueError(f"node {tensor_label(t)}: quantized weights "
+                             f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
+    elif op == GGML_OP_GET_ROWS:
+        ok = (t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32 and t.type == GGML_TYPE_F32
+              and t.nb[0] == 4 and gr_supported(t.src[0].type))
+        if ok and mmq_is_quantized(t.src[0].type) and \
+                t.src[0].nb[0] != <int64_t> mmq_block_bytes(t.src[0].type):
+            raise ValueError(f"node {tensor_label(t)}: quantized table "
+                             f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
+    elif op == GGML_OP_MUL_MAT:
         ok = (t.src[1] != NULL and t.type == GGML_TYPE_F32 and t.nb[0] == 4
               and (t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F16)
               and t.src[1].type == GGML_TYPE_F32)
@@ -262,6 +370,15 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
         ok = t.src[1] != NULL and op_supported(GGML_OP_ADD, t.type, t.src[0].type, t.src[1].type)
     elif ggml_cy_op_is_binary(op):
         ok = t.src[1] != NULL and op_supported(op, t.type, t.src[0].type, t.src[1].type)
+    elif is_quantizing_copy(t):
+        if not gcy_qz_check(t, t.src[0]):
+            raise TypeError(
+                f"node {tensor_label(t)}: the CPU backend quantizes f32, f16 or bf16 rows of "
+                f"whole blocks (elements adjacent) into a contiguous "
+                f"{ggml_type_name(t.type).decode()} tensor; got "
+                f"{ggml_type_name(t.src[0].type).decode()} ne={list(t.src[0].ne)} "
+                f"nb={list(t.src[0].nb)}")
+        ok = True
     else:
         ok = op_supported(op, t.type, t.src[0].type, -1)
     if not ok:
@@ -270,6 +387,12 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
         raise TypeError(f"node {tensor_label(t)}: the CPU backend does not support "
                         f"{op_name(op).decode()} with sources of type {srcs}")
     return 0
+
+
+cdef inline bint is_qmm(ggml_tensor * t) noexcept nogil:
+    """A MUL_MAT whose weights (src0) are quantized: run as a STEP_QMM."""
+    return (t.op == GGML_OP_MUL_MAT and t.src[0] != NULL and t.src[1] != NULL
+            and mmq_is_quantized(t.src[0].type))
 
 
 cdef bint needs_temp(ggml_tensor * t) noexcept nogil:
@@ -312,6 +435,9 @@ cdef int node_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
         return 1
     if op == GGML_OP_SUM:
         return 1
+    if is_quantizing_copy(t):     # quantizing costs ~10x a copy per element
+        n = core_nelements(t) // (MIN_ELEMENTS_PER_THREAD // 8)
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if op == GGML_OP_SUM_ROWS or op == GGML_OP_MEAN:
         n = core_nelements(t.src[0]) // MIN_ELEMENTS_PER_THREAD
         rows = core_nrows(t.src[0])
@@ -319,6 +445,11 @@ cdef int node_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
         return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if op == GGML_OP_MUL_MAT:
         n = t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3] * t.src[0].ne[0] // MIN_FLOPS_PER_THREAD
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
+    if op == GGML_OP_GET_ROWS:
+        n = core_nelements(t) // MIN_ELEMENTS_PER_THREAD
+        rows = t.ne[1] * t.ne[2] * t.ne[3]
+        n = n if n < rows else rows
         return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if op == GGML_OP_ADD1:
         memcpy(&tmp, t, sizeof(ggml_tensor))
@@ -427,7 +558,19 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                 free(g)
             st.n_tasks = node_tasks(nodes[i], n_threads)
             p.node_tasks[i] = st.n_tasks
-            if needs_temp(nodes[i]):
+            if is_qmm(nodes[i]):
+                if needs_temp(nodes[i]):
+                    raise ValueError(f"node {tensor_label(nodes[i])}: the result of a "
+                                     "mul_mat with quantized weights may not overlap its "
+                                     "sources")
+                st.kind = STEP_QMM
+                sz = align64(mmq_work_size(nodes[i]))
+                if sz > p.shared_size:
+                    p.shared_size = sz
+            elif needs_temp(nodes[i]):
+                if is_quantizing_copy(nodes[i]):
+                    raise ValueError(f"node {tensor_label(nodes[i])}: quantizing into a "
+                                     f"tensor that overlaps its source")
                 st.kind = STEP_TEMP
                 es = ggml_type_size(nodes[i].type)
                 sz = align64(<size_t> core_nelements(nodes[i]) * es)
@@ -435,7 +578,8 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                     p.shared_size = sz
             else:
                 st.kind = STEP_NODE
-            if nodes[i].op == GGML_OP_MUL_MAT and mm_bytes > p.per_thread_size:
+            if (nodes[i].op == GGML_OP_MUL_MAT and not is_qmm(nodes[i])
+                    and mm_bytes > p.per_thread_size):
                 p.per_thread_size = mm_bytes
             i += 1
     except BaseException:
@@ -465,7 +609,7 @@ cdef void plan_free(gplan * p) noexcept nogil:
 
 
 _STEP_NAMES = {STEP_NOOP: "noop", STEP_NODE: "node", STEP_TEMP: "node+temp",
-               STEP_FUSED: "fused"}
+               STEP_FUSED: "fused", STEP_QMM: "mul_mat_q"}
 
 
 cdef class Plan:

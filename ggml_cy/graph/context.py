@@ -15,6 +15,7 @@ Rules (ggml's):
 """
 from ggml_cy.core import _core, optable
 from ggml_cy.graph import _graph
+from ggml_cy.cpu import _quant_ops
 from ggml_cy.core._core import GGMLType, Tensor
 
 __all__ = ["Context"]
@@ -58,6 +59,27 @@ def can_repeat(b, a):
         elif na % nb_ != 0:
             return False
     return True
+
+
+def _check_quantizing_copy(a, b):
+    """cpy(a, b) with b quantized: a must be f32/f16/bf16 with rows (ne0) of whole blocks
+    of b's type, b contiguous (ggml's dup into a quantized tensor)."""
+    from ggml_cy.cpu import _quantize
+    bt, at = GGMLType(b.type), GGMLType(a.type)
+    if not _quantize.can_quantize(int(bt)):
+        raise TypeError(f"cpy: ggml_cy cannot quantize to {bt.name}")
+    if at not in (GGMLType.F32, GGMLType.F16, GGMLType.BF16):
+        raise TypeError(f"cpy: quantizing into {bt.name} takes f32, f16 or bf16, "
+                        f"not {at.name}")
+    if a.ne[0] % bt.blck_size:
+        raise ValueError(f"cpy: a's rows ({a.ne[0]} values) are not whole {bt.name} blocks "
+                         f"of {bt.blck_size}")
+    if a.ne[0] > 1 and a.nb[0] != at.type_size:
+        raise ValueError("cpy: quantizing needs a's elements adjacent within a row (nb0 = "
+                         f"{at.type_size}, got {a.nb[0]}); cont() it first")
+    if not b.is_contiguous:
+        raise ValueError(f"cpy: the quantized destination {bt.name} {_shape(b)} must be "
+                         "contiguous")
 
 
 def _type_error(op, *tensors):
@@ -164,7 +186,9 @@ class Context(_core.Context):
         if a.nelements != b.nelements:
             raise ValueError(f"cpy: a {_shape(a)} and b {_shape(b)} have different "
                              "element counts")
-        if not _graph.supported(OPS["CPY"], int(b.type), int(a.type), -1):
+        if GGMLType(b.type).is_quantized and not GGMLType(a.type).is_quantized:
+            _check_quantizing_copy(a, b)        # ggml's way to quantize (cpu/csrc/quantize.h)
+        elif not _graph.supported(OPS["CPY"], int(b.type), int(a.type), -1):
             raise _type_error("cpy", a, b)
         return self._record("CPY", b.type, b.ne, (a, b), view_of=1)
 
@@ -221,12 +245,49 @@ class Context(_core.Context):
         if a.is_transposed:
             raise ValueError(f"mul_mat: a {_shape(a)} is transposed; use ctx.cont(a) first "
                              "(as ggml requires)")
-        if a.type not in (GGMLType.F32, GGMLType.F16) or b.type != GGMLType.F32:
-            raise TypeError(f"mul_mat: a must be f32 or f16 and b f32, got a "
+        quantized = GGMLType(a.type).is_quantized
+        if b.type != GGMLType.F32 or not (a.type in (GGMLType.F32, GGMLType.F16) or (
+                quantized and _quant_ops.mul_mat_supported(int(a.type)))):
+            raise TypeError(f"mul_mat: a must be f32 or f16 (or quantized with a kernel: "
+                            f"{_quant_mm_types()}) and b f32, got a "
                             f"{GGMLType(a.type).name} {_shape(a)}, b "
                             f"{GGMLType(b.type).name} {_shape(b)}")
+        if quantized and a.nb[0] != GGMLType(a.type).type_size:
+            raise ValueError(f"mul_mat: quantized a {_shape(a)} must have contiguous rows of "
+                             "blocks (nb[0] == type_size); use ctx.cont(a) first")
         return self._record("MUL_MAT", GGMLType.F32, (a.ne[1], b.ne[1], b.ne[2], b.ne[3]),
                             (a, b))
+
+
+    # ------------------------------------------------------------------ row lookup
+    def get_rows(self, a, b):
+        """ggml_get_rows: rows of table a [ne0, R, ne2, ne3] (f32, f16, bf16 or any
+        quantized type) picked by int32 ids b [n, ne2, ne3]: the result [ne0, n, ne2, ne3]
+        f32 holds ``a[:, b[i, j, k], j, k]`` at ``[:, i, j, k]`` (quantized rows
+        dequantized). ggml's rule: ``a.ne[2] == b.ne[1]``, ``a.ne[3] == b.ne[2]``,
+        ``b.ne[3] == 1``. An id outside [0, R) makes compute raise IndexError."""
+        a = _tensor(a, "get_rows: a")
+        b = _tensor(b, "get_rows: b")
+        if b.type != GGMLType.I32:
+            raise TypeError(f"get_rows: the ids b must be i32, got "
+                            f"{GGMLType(b.type).name} {_shape(b)}")
+        if not _quant_ops.get_rows_supported(int(a.type)):
+            raise TypeError(f"get_rows: no kernel for tables of type "
+                            f"{GGMLType(a.type).name} {_shape(a)}")
+        if a.ne[2] != b.ne[1] or a.ne[3] != b.ne[2] or b.ne[3] != 1:
+            raise ValueError(f"get_rows: ids b {_shape(b)} do not match table a {_shape(a)} "
+                             "(ggml needs a.ne[2] == b.ne[1], a.ne[3] == b.ne[2], "
+                             "b.ne[3] == 1)")
+        if a.nb[0] != GGMLType(a.type).type_size and GGMLType(a.type).is_quantized:
+            raise ValueError(f"get_rows: quantized table a {_shape(a)} must have contiguous "
+                             "rows of blocks")
+        return self._record("GET_ROWS", GGMLType.F32, (a.ne[0], b.ne[0], b.ne[1], b.ne[2]),
+                            (a, b))
+
+
+def _quant_mm_types():
+    return ", ".join(t.name for t in GGMLType
+                     if t.is_quantized and _quant_ops.mul_mat_supported(int(t)))
 
 
 def _make_binary(name, op, inplace):
