@@ -241,8 +241,16 @@ def test_graph_cpy_dequantizes_bitwise(name):
     R, K = 5, 256
     raw = _random_blocks(name, R, K)
     want = _reference(raw, name, K)
+    def build(ctx, t):
+        try:
+            return ctx.cpy(t["a"], t["o"])
+        except TypeError:
+            # the builder checks the CPU kernels; where they lack the dequantizing copy,
+            # record ggml's CPY node directly: the device implements it
+            return ctx._record("CPY", t["o"].type, t["o"].ne, (t["a"], t["o"]), view_of=1)
+
     got = _graph_on_device(
-        lambda ctx, t: ctx.cpy(t["a"], t["o"]),
+        build,
         {"a": (GT[name], (K, R), raw), "o": (GT.F32, (K, R), np.zeros((R, K), np.float32))})
     for g in got:
         np.testing.assert_array_equal(g.view(np.uint32), _bits(want).reshape(-1))
