@@ -198,7 +198,14 @@ def tensor_set(tensor, data, offset=0):
     """ggml_backend_tensor_set: copies the bytes of `data` (a numpy array of the tensor's
     dtype, or any bytes-like object) into tensor's data at byte `offset`."""
     buf = _buffer_of(tensor, "tensor_set")
-    if isinstance(data, np.ndarray):
+    quantized = tensor.type.is_quantized
+    if isinstance(data, np.ndarray) and quantized:
+        # a quantized tensor takes its blocks as bytes (uint8), e.g. ggml_cy.quantize's output
+        if data.dtype != np.uint8:
+            raise TypeError(f"tensor_set: tensor '{tensor.name}' is {tensor.type}: data must "
+                            f"be its blocks as uint8, not {data.dtype}")
+        raw = np.ascontiguousarray(data).reshape(-1)
+    elif isinstance(data, np.ndarray):
         if data.dtype != tensor.dtype:
             raise TypeError(f"tensor_set: data has dtype {data.dtype}, tensor "
                             f"'{tensor.name}' holds {tensor.dtype}")
@@ -231,6 +238,13 @@ def tensor_get(tensor, offset=0, size=None):
         raw = buf.get_tensor(tensor, offset, size)
     if not whole:
         return raw
+    if tensor.type.is_quantized:
+        # the blocks, in gguf-py's byte shape (rows, bytes per row); dequantize with
+        # ggml_cy.dequantize(raw, tensor.type, tensor.shape)
+        if not tensor.is_contiguous:
+            raise ValueError(f"tensor_get: '{tensor.name}' is a non-contiguous {tensor.type} "
+                             f"view; read it with offset/size, or cont() it first")
+        return raw.reshape(tuple(tensor.shape[:-1]) + (-1,))
     if tensor.is_contiguous:
         return raw.view(tensor.dtype).reshape(tensor.shape)
     if buf is None or buf.host_readable:
