@@ -99,14 +99,56 @@ def test_bad_input():
         gd.evaluate("a + 1", a=A, n_threads=0)
 
 
-def _write_gguf(path):
-    from ggml_cy.gguf import save
+def _write_gguf(path, quantized=False):
+    from ggml_cy.gguf import save, RawTensor
     rng = np.random.default_rng(5)
     tensors = {"w32": rng.standard_normal((300, 70)).astype(np.float32),
                "w16": rng.standard_normal((90, 33)).astype(np.float16),
                "v": np.arange(1000, dtype=np.int32)}
-    save(path, metadata={"general.name": "t"}, tensors=tensors)
-    return tensors
+    if not quantized:
+        save(path, metadata={"general.name": "t"}, tensors=tensors)
+        return tensors
+    q = rng.standard_normal((200, 256)).astype(np.float32)
+    raw = ggml_cy.quantize(q, "q4_K")
+    save(path, tensors={**tensors, "q": RawTensor("q4_K", q.shape, raw)})
+    return {**tensors, "q": ggml_cy.dequantize(raw, "q4_K", q.shape)}
+
+
+def test_quantize_dequantize_blocks():
+    x = np.random.default_rng(7).standard_normal((300, 512)).astype(np.float32)
+    X = da.from_array(x, chunks=(64, 128))
+    for t in ("q8_0", "q4_K", "q6_K"):
+        q = gd.quantize(X, t)
+        assert q.numblocks[0] == 5
+        ref = ggml_cy.quantize(x, t)
+        _bitwise(q.compute(scheduler="threads"), ref)
+        d = gd.dequantize(q, t)
+        assert d.shape == x.shape and d.dtype == np.float32
+        _bitwise(d.compute(), ggml_cy.dequantize(ref, t, x.shape))
+    # chunks that cut ggml blocks are rechunked to whole rows
+    q = gd.quantize(da.from_array(x, chunks=(64, 100)), "q8_0")
+    assert q.chunks[-1] == (ggml_cy.quantize(x[:1], "q8_0").shape[-1],)
+    _bitwise(q.compute(), ggml_cy.quantize(x, "q8_0"))
+    _bitwise(gd.dequantize(q, "q8_0", dtype=np.float16).compute(),
+             ggml_cy.dequantize(ggml_cy.quantize(x, "q8_0"), "q8_0", x.shape,
+                                dtype=np.float16))
+    with pytest.raises(ValueError, match="multiple"):
+        gd.quantize(da.ones((4, 33), chunks=2), "q8_0")
+    with pytest.raises(TypeError):
+        gd.quantize(da.ones((4, 32), dtype=np.int32), "q8_0")
+    with pytest.raises(ValueError, match="whole blocks"):
+        gd.dequantize(da.ones((4, 33), dtype=np.uint8), "q8_0")
+    with pytest.raises(TypeError):
+        gd.dequantize(da.ones((4, 34)), "q8_0")
+
+
+def test_from_gguf_quantized(tmp_path):
+    path = str(tmp_path / "q.gguf")
+    want = _write_gguf(path, quantized=True)
+    arrs = gd.from_gguf(path, chunks={"q": (64, 256)})
+    q = arrs["q"]
+    assert q.dtype == np.float32 and q.numblocks[0] > 1
+    _bitwise(q.compute(scheduler="threads"), want["q"])
 
 
 def test_from_gguf_threaded(tmp_path):
@@ -153,3 +195,9 @@ def test_local_cluster_two_processes(client, tmp_path):
     arrs = gd.from_gguf(path, chunks=(64, 32))
     _bitwise(arrs["w16"].compute(), want["w16"])
     _bitwise(gd.evaluate("w * 2", w=arrs["w32"]).compute(), want["w32"] * 2)
+    x = np.random.default_rng(8).standard_normal((256, 256)).astype(np.float32)
+    q = gd.quantize(da.from_array(x, chunks=(64, 256)), "q4_K")
+    _bitwise(q.compute(), ggml_cy.quantize(x, "q4_K"))
+    qpath = str(tmp_path / "q.gguf")
+    wq = _write_gguf(qpath, quantized=True)
+    _bitwise(gd.from_gguf(qpath, names=["q"], chunks={"q": (64, 256)})["q"].compute(), wq["q"])

@@ -10,9 +10,10 @@ ggml_cy on whatever scheduler runs it (threads, processes, ``dask.distributed``)
   elementwise part per block followed by dask's tree reduction.
 * the eager functions, ``ggml_cy.dask.add(x, y)``, ``exp(x)``, ... (every name of
   ``ggml_cy.ufuncs.BINARY`` / ``UNARY`` / ``ACTIVATIONS``), block by block;
+* ``quantize(x, type)`` / ``dequantize(raw, type)``: ggml's blocks, per block of rows;
 * ``from_gguf(path)``: the tensors of a GGUF file as lazy dask arrays whose blocks are read
   from the file's memory map where they are computed (plain types zero-copy; quantized
-  types dequantized block by block through ``ggml_cy.quants`` when that is built).
+  types dequantized block by block through ``ggml_cy.quants``).
 
 Threads: a block runs ggml_cy with ``cores // concurrent blocks`` threads so the machine is
 never oversubscribed: on the threaded scheduler the concurrent blocks are dask's pool size,
@@ -38,7 +39,7 @@ from ggml_cy.cpu import threads as _threads
 from ggml_cy.expr import language as _language
 from ggml_cy.expr.evaluate import evaluate as _evaluate
 
-__all__ = ["evaluate", "from_gguf", "threads_per_block"] + list(
+__all__ = ["evaluate", "from_gguf", "threads_per_block", "quantize", "dequantize"] + list(
     _ufuncs.BINARY + _ufuncs.UNARY + _ufuncs.ACTIVATIONS)
 
 
@@ -265,9 +266,98 @@ def _make(name: str) -> Callable[..., Any]:
     return wrapper
 
 
-for _name in __all__[3:]:
+for _name in __all__[5:]:
     globals()[_name] = _make(_name)
 del _name
+
+
+# ----------------------------------------------------------------------------- quants
+def _quant_traits(type: Any) -> tuple[int, int, int]:
+    from ggml_cy.core._core import GGMLType, blck_size, type_size
+    from ggml_cy.quants.quantize import resolve_type
+    num = int(resolve_type(type))
+    return num, int(blck_size(num)), int(type_size(num))
+
+
+def _row_chunks(chunks: tuple[int, ...], unit: int, total: int) -> tuple[int, ...]:
+    """The last axis' chunks when every one is a multiple of unit, else one chunk."""
+    if all(c % unit == 0 for c in chunks):
+        return chunks
+    return (total,)
+
+
+def _quantize_block(num: int, n_threads: int | None, layout: dict[str, int] | None,
+                    block: Any) -> Any:
+    from ggml_cy.quants import quantize as q
+    return q(block, num, n_threads=_block_threads(n_threads, layout))
+
+
+def _dequantize_block(num: int, blck: int, tsize: int, dtype: Any, n_threads: int | None,
+                      layout: dict[str, int] | None, block: Any) -> Any:
+    from ggml_cy.quants import dequantize as dq
+    shape = block.shape[:-1] + (block.shape[-1] // tsize * blck,)
+    return dq(np.ascontiguousarray(block), num, shape, dtype=dtype,
+              n_threads=_block_threads(n_threads, layout))
+
+
+def quantize(x: Any, type: Any, *, n_threads: int | None = None) -> Any:
+    """``ggml_cy.quantize`` on a dask array of floats, block by block: the rows (last
+    axis) become ggml's blocks, a lazy uint8 dask array of shape
+    ``x.shape[:-1] + (row_bytes,)``. Chunks of the last axis are kept when each is a whole
+    number of ggml blocks (their bytes are then ``chunk / blck_size * type_size``), else
+    that axis is rechunked to whole rows; other axes keep their chunks."""
+    if n_threads is not None:
+        n_threads = _threads.check_num_threads(n_threads)
+    x = _as_dask("x", x)
+    if not isinstance(x, da.Array):
+        raise TypeError(f"quantize: x must be a dask or numpy array, not {type(x).__name__}")
+    if x.dtype.kind != "f":
+        raise TypeError(f"quantize takes float16/float32/float64 data, not {x.dtype}")
+    if x.ndim == 0:
+        raise ValueError("quantize needs at least one axis (rows of values)")
+    num, blck, tsize = _quant_traits(type)
+    ne0 = x.shape[-1]
+    if ne0 % blck:
+        raise ValueError(f"row length {ne0} is not a multiple of the block size {blck}")
+    last = _row_chunks(x.chunks[-1], blck, ne0)
+    if last != x.chunks[-1]:
+        x = x.rechunk(x.chunks[:-1] + (last,))
+    out_chunks = x.chunks[:-1] + (tuple(c // blck * tsize for c in last),)
+    layout = _cluster_layout() if n_threads is None else None
+    return x.map_blocks(functools.partial(_quantize_block, num, n_threads, layout),
+                        dtype=np.uint8, chunks=out_chunks,
+                        meta=np.empty((0,) * x.ndim, dtype=np.uint8))
+
+
+def dequantize(raw: Any, type: Any, *, dtype: Any = np.float32,
+               n_threads: int | None = None) -> Any:
+    """``ggml_cy.dequantize`` on a dask array of ggml blocks (uint8, shape
+    ``rows... + (row_bytes,)``, as ``quantize`` makes them and GGUF stores them), block by
+    block: a lazy float array of shape ``rows... + (row_bytes / type_size * blck_size,)``.
+    Chunks of the last axis are kept when each holds whole ggml blocks, else that axis is
+    rechunked to whole rows."""
+    if n_threads is not None:
+        n_threads = _threads.check_num_threads(n_threads)
+    raw = _as_dask("raw", raw)
+    if not isinstance(raw, da.Array) or raw.dtype != np.uint8 or raw.ndim == 0:
+        raise TypeError("dequantize: raw must be a uint8 dask or numpy array with the "
+                        "bytes of each row on its last axis")
+    num, blck, tsize = _quant_traits(type)
+    nb = raw.shape[-1]
+    if nb % tsize:
+        raise ValueError(f"dequantize: rows of {nb} bytes are not whole blocks of "
+                         f"{tsize} bytes")
+    from ggml_cy.quants import _out_kind
+    out_dtype = _out_kind(dtype)[1]
+    last = _row_chunks(raw.chunks[-1], tsize, nb)
+    if last != raw.chunks[-1]:
+        raw = raw.rechunk(raw.chunks[:-1] + (last,))
+    out_chunks = raw.chunks[:-1] + (tuple(c // tsize * blck for c in last),)
+    layout = _cluster_layout() if n_threads is None else None
+    return raw.map_blocks(functools.partial(_dequantize_block, num, blck, tsize, dtype,
+                                            n_threads, layout),
+                          dtype=out_dtype, chunks=out_chunks,
+                          meta=np.empty((0,) * raw.ndim, dtype=out_dtype))
 
 
 # ----------------------------------------------------------------------------- GGUF
@@ -336,7 +426,8 @@ def from_gguf(path: str, names: "list[str] | None" = None,
                     f"{path}: tensor {name!r} is {ti.type_name}; dequantizing it needs "
                     "ggml_cy.quants, which this build lacks") from None
             dtype = np.dtype(np.float32)
-            ch = tuple(["auto"] * (len(shape) - 1) + [shape[-1]])   # whole rows
+            lead = list(ch[:-1]) if isinstance(ch, (tuple, list)) else ["auto"] * (len(shape) - 1)
+            ch = tuple(lead + [shape[-1]])      # whole rows: ggml blocks never split
         arr = da.map_blocks(_gguf_block, path, name, dtype=dtype,
                             chunks=da.core.normalize_chunks(ch, shape, dtype=dtype),
                             meta=np.empty((0,) * len(shape), dtype=dtype),

@@ -2,6 +2,7 @@
 quantized compute (added beside it). Layer 5.2: uses core/ and cpu/.
 
     ggml_cy.dequantize(raw, type, shape, out=None, dtype=np.float32, n_threads=None)
+    ggml_cy.quantize(array, type, out=None, n_threads=None)   (quants/quantize.py)
 
 ``raw`` holds ggml's blocks (uint8, or bytes-like), C-contiguous, exactly
 ``row_size(type, shape[-1]) * prod(shape[:-1])`` bytes, in any shape (gguf-py's byte shape,
@@ -17,8 +18,10 @@ from ggml_cy.core import _core
 from ggml_cy.core._core import GGMLType, blck_size, type_size, row_size
 from ggml_cy.cpu import _dequant
 from ggml_cy.cpu.threads import check_num_threads, get_num_threads
+# quantize: float arrays -> raw blocks (quants/quantize.py)
+from ggml_cy.quants.quantize import quantize, quantizable_types
 
-__all__ = ["dequantize", "blck_size", "type_size", "row_size"]
+__all__ = ["dequantize", "blck_size", "type_size", "row_size", "quantize", "quantizable_types"]
 
 _KIND_OF = {"float32": _dequant.KINDS["float32"], "float16": _dequant.KINDS["float16"],
             "bfloat16": _dequant.KINDS["bfloat16"]}
