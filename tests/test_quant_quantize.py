@@ -266,3 +266,64 @@ def test_bad_out():
         quantize(x, "q8_0", n_threads=0)
     with pytest.raises(TypeError):
         quantize(x, "q8_0", n_threads=1.5)
+
+
+# ------------------------------------------------------------------------------ graph cpy
+
+CPY_TYPES = ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K",
+             "tq1_0", "tq2_0", "mxfp4"]
+
+
+@pytest.mark.parametrize("name", CPY_TYPES)
+@pytest.mark.parametrize("n_threads", [1, 2, 4])
+def test_graph_cpy_quantizes(name, n_threads):
+    """ctx.cpy(f32/f16/bf16 tensor, quantized tensor) in a graph = ggml_cy.quantize."""
+    T = ggml_cy.GGMLType
+    qt = T[name.upper()]
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal((6, 512)).astype(np.float32)
+    ctx = ggml_cy.Context(8 << 20)
+    srcs = {
+        "f32": ctx.tensor_from(x),
+        "f16": ctx.tensor_from(x.astype(np.float16)),
+        "bf16": ctx.tensor_from(x, type=T.BF16),
+    }
+    wants = {"f32": x, "f16": x.astype(np.float16).astype(np.float32),
+             "bf16": ggml_cy.bfloat16_to_float32(ggml_cy.float32_to_bfloat16(x))}
+    for key, a in srcs.items():
+        b = ctx.new_tensor_2d(qt, 512, 6)
+        c = ctx.cpy(a, b)
+        ctx.new_graph().build_forward_expand(c).compute(n_threads)
+        np.testing.assert_array_equal(b.raw(), quantize(wants[key], name), err_msg=key)
+
+
+def test_graph_cpy_strided_source_and_reshape():
+    """Rows of the source may be strided (a view), and the destination may have another
+    shape with the same element count: src's rows go one after another (ggml's rule)."""
+    T = ggml_cy.GGMLType
+    x = np.random.default_rng(22).standard_normal((8, 1024)).astype(np.float32)
+    ctx = ggml_cy.Context(8 << 20)
+    a = ctx.tensor_from(x)
+    v = ctx.view_2d(a, 512, 8, a.nb[1], 256 * 4)        # columns 256..767 of every row
+    b = ctx.new_tensor_2d(T.Q8_0, 1024, 4)                # 4 rows of 1024: same count
+    ctx.new_graph().build_forward_expand(ctx.cpy(v, b)).compute(2)
+    want = quantize(np.ascontiguousarray(x[:, 256:768]), "q8_0").reshape(4, -1)
+    np.testing.assert_array_equal(b.raw(), want)
+
+
+def test_graph_cpy_bad():
+    T = ggml_cy.GGMLType
+    ctx = ggml_cy.Context(8 << 20)
+    a = ctx.tensor_from(np.zeros((4, 48), np.float32))
+    with pytest.raises(ValueError, match="whole"):
+        ctx.cpy(a, ctx.new_tensor_2d(T.Q4_0, 64, 3))          # rows of 48: not whole blocks
+    a2 = ctx.tensor_from(np.zeros((4, 64), np.float32))
+    with pytest.raises(TypeError, match="cannot quantize"):
+        ctx.cpy(a2, ctx.new_tensor_2d(T.IQ2_XXS, 256, 1))
+    with pytest.raises(TypeError, match="f32, f16 or bf16"):
+        ctx.cpy(ctx.tensor_from(np.zeros((4, 64), np.int32)), ctx.new_tensor_2d(T.Q8_0, 64, 4))
+    with pytest.raises(ValueError, match="adjacent"):
+        sq = ctx.tensor_from(np.zeros((64, 64), np.float32))
+        ctx.cpy(sq.transpose(), ctx.new_tensor_2d(T.Q8_0, 64, 64))
+    with pytest.raises(ValueError, match="element counts"):
+        ctx.cpy(a2, ctx.new_tensor_2d(T.Q8_0, 64, 3))

@@ -49,6 +49,12 @@ cdef extern from "dequant_tensor.h" nogil:
     void gcy_qcopy_part(ggml_tensor * dst, const ggml_tensor * src, int ith, int nth)
     bint ggml_cy_is_quantized(int type)
 
+cdef extern from "quantize_tensor.h" nogil:
+    # copies into a quantized tensor (ggml's way to quantize: cpy f32/f16/bf16 -> q*)
+    int gcy_qz_check(const ggml_tensor * dst, const ggml_tensor * src)
+    void gcy_qz_part(ggml_tensor * dst, const ggml_tensor * src, int ith, int nth)
+    bint gcy_qz_is_quantized "ggml_cy_is_quantized"(int type)
+
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
@@ -154,6 +160,9 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
     if is_quant_copy(node):
         gcy_qcopy_part(node, node.src[0], ith, nth)
         return 0
+    if is_quantizing_copy(node):
+        gcy_qz_part(node, node.src[0], ith, nth)
+        return 0
     return compute_forward(node, ith, nth)
 
 
@@ -161,6 +170,12 @@ cdef inline bint is_quant_copy(const ggml_tensor * t) noexcept nogil:
     """A dup/cpy/cont whose source is quantized (dequantize or block copy)."""
     return ((t.op == GGML_OP_DUP or t.op == GGML_OP_CPY or t.op == GGML_OP_CONT)
             and t.src[0] != NULL and ggml_cy_is_quantized(t.src[0].type))
+
+
+cdef inline bint is_quantizing_copy(const ggml_tensor * t) noexcept nogil:
+    """A cpy whose destination is quantized and whose source is not (quantize.h)."""
+    return (t.op == GGML_OP_CPY and gcy_qz_is_quantized(t.type) and t.src[0] != NULL
+            and not gcy_qz_is_quantized(t.src[0].type))
 
 
 cdef bint needs_barrier(gplan * p, int s, int nth) noexcept nogil:
@@ -287,6 +302,15 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
                 f"adjacent elements; got {ggml_type_name(t.type).decode()} ne={list(t.ne)} "
                 f"nb={list(t.nb)}")
         ok = True
+    elif is_quantizing_copy(t):
+        if not gcy_qz_check(t, t.src[0]):
+            raise TypeError(
+                f"node {tensor_label(t)}: the CPU backend quantizes f32, f16 or bf16 rows of "
+                f"whole blocks (elements adjacent) into a contiguous "
+                f"{ggml_type_name(t.type).decode()} tensor; got "
+                f"{ggml_type_name(t.src[0].type).decode()} ne={list(t.src[0].ne)} "
+                f"nb={list(t.src[0].nb)}")
+        ok = True
     else:
         ok = op_supported(op, t.type, t.src[0].type, -1)
     if not ok:
@@ -337,6 +361,9 @@ cdef int node_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
         return 1
     if op == GGML_OP_SUM:
         return 1
+    if is_quantizing_copy(t):     # quantizing costs ~10x a copy per element
+        n = core_nelements(t) // (MIN_ELEMENTS_PER_THREAD // 8)
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if op == GGML_OP_SUM_ROWS or op == GGML_OP_MEAN:
         n = core_nelements(t.src[0]) // MIN_ELEMENTS_PER_THREAD
         rows = core_nrows(t.src[0])
@@ -459,6 +486,9 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                 if is_quant_copy(nodes[i]) and ggml_cy_is_quantized(nodes[i].type):
                     raise ValueError(f"node {tensor_label(nodes[i])}: a copy between "
                                      f"overlapping quantized tensors")
+                if is_quantizing_copy(nodes[i]):
+                    raise ValueError(f"node {tensor_label(nodes[i])}: quantizing into a "
+                                     f"tensor that overlaps its source")
                 st.kind = STEP_TEMP
                 es = ggml_type_size(nodes[i].type)
                 sz = align64(<size_t> core_nelements(nodes[i]) * es)

@@ -67,6 +67,27 @@ def _quant_copy(a):
     return GGMLType(a.type).is_quantized
 
 
+def _check_quantizing_copy(a, b):
+    """cpy(a, b) with b quantized: a must be f32/f16/bf16 with rows (ne0) of whole blocks
+    of b's type, b contiguous (ggml's dup into a quantized tensor)."""
+    from ggml_cy.cpu import _quantize
+    bt, at = GGMLType(b.type), GGMLType(a.type)
+    if not _quantize.can_quantize(int(bt)):
+        raise TypeError(f"cpy: ggml_cy cannot quantize to {bt.name}")
+    if at not in (GGMLType.F32, GGMLType.F16, GGMLType.BF16):
+        raise TypeError(f"cpy: quantizing into {bt.name} takes f32, f16 or bf16, "
+                        f"not {at.name}")
+    if a.ne[0] % bt.blck_size:
+        raise ValueError(f"cpy: a's rows ({a.ne[0]} values) are not whole {bt.name} blocks "
+                         f"of {bt.blck_size}")
+    if a.ne[0] > 1 and a.nb[0] != at.type_size:
+        raise ValueError("cpy: quantizing needs a's elements adjacent within a row (nb0 = "
+                         f"{at.type_size}, got {a.nb[0]}); cont() it first")
+    if not b.is_contiguous:
+        raise ValueError(f"cpy: the quantized destination {bt.name} {_shape(b)} must be "
+                         "contiguous")
+
+
 def _type_error(op, *tensors):
     types = ", ".join(f"{GGMLType(t.type).name} {_shape(t)}" for t in tensors)
     return TypeError(f"{op}: the CPU kernels do not support these types ({types})")
@@ -176,6 +197,8 @@ class Context(_core.Context):
                 raise TypeError(f"cpy: a {GGMLType(a.type).name} tensor copies into f32, "
                                 f"f16, bf16 or {GGMLType(a.type).name}, not "
                                 f"{GGMLType(b.type).name}")
+        elif GGMLType(b.type).is_quantized and not GGMLType(a.type).is_quantized:
+            _check_quantizing_copy(a, b)        # ggml's way to quantize (cpu/csrc/quantize.h)
         elif not _graph.supported(OPS["CPY"], int(b.type), int(a.type), -1):
             raise _type_error("cpy", a, b)
         return self._record("CPY", b.type, b.ne, (a, b), view_of=1)
