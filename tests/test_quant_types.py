@@ -236,5 +236,10 @@ def test_protocols_and_backends():
     assert _bits(B.tensor_get(t, 68, 68), raw[1])
     with pytest.raises(TypeError, match="uint8"):
         B.tensor_set(t, want)
+    # a strided view (rows 0 and 2) moves whole, as blocks in logical order
+    v = q.view_2d(64, 2, 2 * q.nb[1], 0)
+    assert _bits(B.tensor_get(v), raw[::2])
+    B.tensor_set(v, raw[::-2].copy())
+    assert _bits(q.raw()[::2], raw[::-2]) and _bits(q.raw()[1], raw[1])
     with pytest.raises(ValueError):
         B.tensor_set(t, np.zeros(300, np.uint8))
