@@ -658,11 +658,11 @@ def get_rows(table, rows, dtype=np.float32):
     R = table.shape[-2]
     if check.size and (check.min() < -R or check.max() >= R):
         raise IndexError(f"get_rows: a row number is out of range for a table of {R} rows")
-    idx = asarray(np.where(check < 0, check + R, check).astype(np.int32))
     t = _float_out_type(dtype)
     out = empty(tuple(check.shape) + (table.shape[-1],), _dtype_arg(t))
     if out.size == 0:
         return out
+    idx = asarray(np.where(check < 0, check + R, check).astype(np.int32))
     td = _quant_desc(table) if table.is_quantized else (table.ggml_type, table.ne, table.nb,
                                                          table.data_ptr)
     c.op_forward(c.OPS["GET_ROWS"], (t, out.ne, out.nb, out.data_ptr), td,
