@@ -413,5 +413,7 @@ PACKAGES = ["ggml_cy"] + sorted(
     for p in glob.glob(os.path.join(PKG, "*", "__init__.py")))
 setup(ext_modules=[] if METADATA_ONLY else extensions(),
       cmdclass={"build_ext": BuildExt, "sdist": SDist}, packages=PACKAGES,
-      package_data={p: ["*.pxd", "csrc/*.h"] + (["libggml_cy_cuda.so"] if p == "ggml_cy.cuda"
+      # (eco) type information: py.typed and the stubs of the compiled modules
+      package_data={p: ["*.pxd", "csrc/*.h", "*.pyi", "py.typed"]
+                    + (["libggml_cy_cuda.so"] if p == "ggml_cy.cuda"
                                                  else []) for p in PACKAGES})

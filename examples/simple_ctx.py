@@ -6,7 +6,10 @@ order, i.e. the 3x4 numpy array B @ A.T.
 
 Run: python examples/simple_ctx.py
 """
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 import ggml_cy
 
@@ -21,7 +24,7 @@ MATRIX_B = np.array([10, 5,
                      5, 4], dtype=np.float32).reshape(ROWS_B, COLS_B)
 
 
-def load_model():
+def load_model() -> tuple[ggml_cy.Context, ggml_cy.Tensor, ggml_cy.Tensor]:
     """A context big enough for the two matrices, the result and a graph (ggml sizes
     it the same way: tensor overheads + data + graph overhead)."""
     ctx_size = (3 * ggml_cy.tensor_overhead() + MATRIX_A.nbytes + MATRIX_B.nbytes
@@ -34,14 +37,15 @@ def load_model():
     return ctx, a, b
 
 
-def build_graph(ctx, a, b):
+def build_graph(ctx: ggml_cy.Context, a: ggml_cy.Tensor,
+                b: ggml_cy.Tensor) -> tuple[ggml_cy.Graph, ggml_cy.Tensor]:
     graph = ctx.new_graph()
     result = ctx.mul_mat(a, b)          # result = a * b^T in ggml's words
     graph.build_forward_expand(result)
     return graph, result
 
 
-def main(n_threads=1):
+def main(n_threads: int = 1) -> NDArray[Any]:
     ctx, a, b = load_model()
     graph, result = build_graph(ctx, a, b)
     graph.compute(n_threads)

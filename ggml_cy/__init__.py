@@ -53,6 +53,9 @@ from ggml_cy.core._core import (  # noqa: E402
     object_overhead,
     float32_to_bfloat16,
     bfloat16_to_float32,
+    blck_size,
+    type_size,
+    row_size,
 )
 # numpy-style functions: add, multiply, ..., threads
 from ggml_cy.ufuncs import *  # noqa: E402,F401,F403
@@ -77,6 +80,7 @@ __all__ = [
     "object_overhead",
     "float32_to_bfloat16",
     "bfloat16_to_float32",
+    "blck_size", "type_size", "row_size",
     "from_dlpack",
     *_ufuncs_all,
     "Graph", "Plan", "evaluate", "backend", "show_config",

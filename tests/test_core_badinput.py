@@ -130,7 +130,8 @@ def test_new_tensor_nd_bad_args(ctx):
     (np.zeros(3, np.uint16), {}, TypeError),              # ambiguous: say type=BF16
     (np.zeros(3, "M8[s]"), {}, TypeError),
     (np.zeros(3), {"type": "nope"}, TypeError),
-    (np.zeros(3), {"type": 7}, ValueError),
+    (np.zeros(3), {"type": 5}, ValueError),               # retired number (Q4_3)
+    (np.zeros(3), {"type": 7}, TypeError),                # Q5_1: raw blocks, not floats
     (np.zeros(3), {"name": "n" * 80}, ValueError),
     ([[1, 2], [3]], {}, ValueError),                      # ragged
 ], ids=lambda x: _stable_id(x, 30))

@@ -109,14 +109,14 @@ def test_empty():
     ("a.T", {"a": np.ones(3)}, ValueError, "unsupported syntax"),
     ("a[0]", {"a": np.ones(3)}, ValueError, "unsupported syntax"),
     ("a if a else a", {"a": 1.0}, ValueError, "unsupported syntax"),
-    ("a < 1", {"a": 1.0}, ValueError, "unsupported syntax"),
+    ("a < 1 < 2", {"a": 1.0}, TypeError, "chained comparisons"),
     ("lambda: 1", {}, ValueError, "unsupported syntax"),
     ("a + 'x'", {"a": 1.0}, TypeError, "not a real number"),
-    ("a + 1j", {"a": 1.0}, TypeError, "not a real number"),
-    ("a + True", {"a": 1.0}, TypeError, "not a real number"),
+    ("a and a", {"a": np.ones(3)}, TypeError, "instead of 'and'"),
+    ("sum(a) + 1", {"a": np.ones(3)}, ValueError, "last operation"),
     ("a + b", {"a": np.ones(3), "b": np.ones(4)}, ValueError, "broadcast"),
-    ("a + 1", {"a": np.ones(3, np.int64)}, TypeError, "int64"),
-    ("a + 1", {"a": np.ones(3, np.complex64)}, TypeError, "complex64"),
+    ("contains(a, a)", {"a": np.ones(3)}, NotImplementedError, "contains"),
+    ("a + 1", {"a": np.array(["x"])}, TypeError, "<U1"),
     ("a + 1", {"a": "abc"}, TypeError, "numpy array or a real number"),
     ("a + 1", {"a": [1.0, 2.0]}, TypeError, "numpy array or a real number"),
     ("a + 1", {"a": None}, TypeError, "numpy array or a real number"),
@@ -290,8 +290,8 @@ def test_constant_errors():
     a = np.ones(3, np.float32)
     with pytest.raises(ZeroDivisionError, match="constant part"):
         evaluate("a + 1.0 / 0.0", a=a)
-    with pytest.raises(TypeError, match="not a real number"):
-        evaluate("a + (-8.0) ** 0.5", a=a)
+    # a complex constant: numpy's answer (complex), as the same expression in numpy
+    assert_bitwise(evaluate("a + (-8.0) ** 0.5", a=a), a + (-8.0) ** 0.5)
     with pytest.raises(OverflowError, match="overflows"):
         evaluate("a + 10.0 ** 400", a=a)
     assert np.isinf(evaluate("a + abs(1.0) / 0.0", a=a)).all()   # numpy scalars: inf

@@ -12,9 +12,11 @@ def info_lines():
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="ggml-cy", description="ggml_cy: ggml's core as a Cython package")
-    sub = parser.add_subparsers(dest="command", metavar="{info,demo}")
+    sub = parser.add_subparsers(dest="command", metavar="{info,demo,gguf}")
     sub.add_parser("info", help="version, build and CPU instruction sets, dispatch level, OpenMP, threads, CUDA")
     sub.add_parser("demo", help="a short tour: context, tensors, views, ops, graph")
+    from ggml_cy.cli import gguf_cmd
+    gguf_cmd.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "info":
         for line in info_lines():
@@ -23,6 +25,8 @@ def main(argv=None):
     if args.command == "demo":
         from ggml_cy.cli.demo import run_demo
         return run_demo()
+    if args.command == "gguf":
+        return gguf_cmd.run(args)
     parser.print_help()
     return 2
 

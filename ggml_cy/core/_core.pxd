@@ -47,6 +47,34 @@ cdef extern from "core_defs.h" nogil:
         GGML_TYPE_U8
         GGML_TYPE_BOOL
         GGML_TYPE_COUNT      # one past the largest type number (table sizes)
+        # quantized types (blocks of blck_size values in type_size bytes, quant_blocks.h)
+        GGML_TYPE_Q4_0
+        GGML_TYPE_Q4_1
+        GGML_TYPE_Q5_0
+        GGML_TYPE_Q5_1
+        GGML_TYPE_Q8_0
+        GGML_TYPE_Q8_1
+        GGML_TYPE_Q2_K
+        GGML_TYPE_Q3_K
+        GGML_TYPE_Q4_K
+        GGML_TYPE_Q5_K
+        GGML_TYPE_Q6_K
+        GGML_TYPE_Q8_K
+        GGML_TYPE_IQ2_XXS
+        GGML_TYPE_IQ2_XS
+        GGML_TYPE_IQ3_XXS
+        GGML_TYPE_IQ1_S
+        GGML_TYPE_IQ4_NL
+        GGML_TYPE_IQ3_S
+        GGML_TYPE_IQ2_S
+        GGML_TYPE_IQ4_XS
+        GGML_TYPE_IQ1_M
+        GGML_TYPE_TQ1_0
+        GGML_TYPE_TQ2_0
+        GGML_TYPE_MXFP4
+        GGML_TYPE_NVFP4
+        GGML_TYPE_Q1_0
+        GGML_TYPE_Q2_0
 
     # --- object kinds stored in a context's pool ---
     ctypedef enum ggml_object_type:
@@ -100,9 +128,20 @@ cdef extern from "core_defs.h" nogil:
         ggml_object * objects_end      # last object (NULL when empty)
 
     # Element sizes and names per type, indexed by ggml_type (0 size = unused slot).
+    # ggml_type_valid/ggml_type_size cover the plain (one element per block) types only:
+    # kernels that index elements use them, so a quantized type reads as "not valid" there.
     size_t ggml_type_size(int type)
     const char * ggml_type_name(int type)
     bint ggml_type_valid(int type)
+
+cdef extern from "ggml_types.h" nogil:
+    # Every type, quantized ones included (ggml's ggml_blck_size / ggml_type_size /
+    # ggml_row_size; 0 / 0 / -1 for numbers that are not types).
+    int64_t ggml_cy_blck_size(int type)
+    size_t ggml_cy_block_bytes(int type)
+    bint ggml_cy_type_known(int type)
+    bint ggml_cy_is_quantized(int type)
+    int64_t ggml_cy_row_size(int type, int64_t ne)
 
 # --- C-level core API (implemented in _core.pyx), usable without the GIL ---
 # Appends an object of `size` payload bytes; returns NULL (never aborts) when the pool

@@ -24,6 +24,9 @@ cdef extern from "core_checked.h" nogil:
     int gcy_add_i64(int64_t a, int64_t b, int64_t * out)
     int gcy_add_size(size_t a, size_t b, size_t * out)
 
+cdef extern from "quant_blocks.h" nogil:
+    size_t ggml_cy_block_struct_size(int type)
+
 # The view ops come from the one op enum (the graph treats views as ops).
 from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
                                 GGML_OP_TRANSPOSE, GGML_OP_COUNT)
@@ -36,7 +39,9 @@ cdef enum:
 # ====================================================================== element types
 
 class GGMLType(enum.IntEnum):
-    """ggml's element types, with ggml's numbers (U8 and BOOL are ggml_cy additions)."""
+    """ggml's element and block types, with ggml's numbers (U8 and BOOL are ggml_cy
+    additions). Quantized types store blocks of ``blck_size`` values in ``type_size``
+    bytes (ggml-common.h's block structs; ggml_cy/core/csrc/quant_blocks.h)."""
     F32 = GGML_TYPE_F32
     F16 = GGML_TYPE_F16
     I8 = GGML_TYPE_I8
@@ -47,16 +52,64 @@ class GGMLType(enum.IntEnum):
     BF16 = GGML_TYPE_BF16
     U8 = GGML_TYPE_U8
     BOOL = GGML_TYPE_BOOL
+    # quantized (ggml's numbers)
+    Q4_0 = GGML_TYPE_Q4_0
+    Q4_1 = GGML_TYPE_Q4_1
+    Q5_0 = GGML_TYPE_Q5_0
+    Q5_1 = GGML_TYPE_Q5_1
+    Q8_0 = GGML_TYPE_Q8_0
+    Q8_1 = GGML_TYPE_Q8_1
+    Q2_K = GGML_TYPE_Q2_K
+    Q3_K = GGML_TYPE_Q3_K
+    Q4_K = GGML_TYPE_Q4_K
+    Q5_K = GGML_TYPE_Q5_K
+    Q6_K = GGML_TYPE_Q6_K
+    Q8_K = GGML_TYPE_Q8_K
+    IQ2_XXS = GGML_TYPE_IQ2_XXS
+    IQ2_XS = GGML_TYPE_IQ2_XS
+    IQ3_XXS = GGML_TYPE_IQ3_XXS
+    IQ1_S = GGML_TYPE_IQ1_S
+    IQ4_NL = GGML_TYPE_IQ4_NL
+    IQ3_S = GGML_TYPE_IQ3_S
+    IQ2_S = GGML_TYPE_IQ2_S
+    IQ4_XS = GGML_TYPE_IQ4_XS
+    IQ1_M = GGML_TYPE_IQ1_M
+    TQ1_0 = GGML_TYPE_TQ1_0
+    TQ2_0 = GGML_TYPE_TQ2_0
+    MXFP4 = GGML_TYPE_MXFP4
+    NVFP4 = GGML_TYPE_NVFP4
+    Q1_0 = GGML_TYPE_Q1_0
+    Q2_0 = GGML_TYPE_Q2_0
 
     @property
     def size(self):
-        """Bytes per element."""
-        return <int>ggml_type_size(self.value)
+        """Bytes per element of a plain type; bytes per block of a quantized type (ggml's
+        ggml_type_size)."""
+        return <int>ggml_cy_block_bytes(self.value)
+
+    @property
+    def blck_size(self):
+        """Values per block (1 for plain types; ggml_blck_size)."""
+        return <int>ggml_cy_blck_size(self.value)
+
+    @property
+    def type_size(self):
+        """Bytes per block (ggml_type_size)."""
+        return <int>ggml_cy_block_bytes(self.value)
+
+    @property
+    def is_quantized(self):
+        return bool(ggml_cy_is_quantized(self.value))
 
     @property
     def numpy_dtype(self):
-        """numpy dtype of the storage (uint16 for BF16, which numpy lacks)."""
-        return _NUMPY_DTYPE[self]
+        """numpy dtype of the storage (uint16 for BF16, which numpy lacks). Quantized types
+        have none (TypeError): their data are blocks of bytes."""
+        try:
+            return _NUMPY_DTYPE[self]
+        except KeyError:
+            raise TypeError(f"{self} is a quantized type: its storage is blocks of "
+                            f"{self.type_size} bytes, not a numpy dtype") from None
 
     def __str__(self):
         return ggml_type_name(self.value).decode()
@@ -92,8 +145,39 @@ _TYPE_OF_NAME.update({t.name.lower(): t for t in GGMLType})
 
 
 def type_size(type):
-    """Bytes per element of a ggml type."""
-    return <int>ggml_type_size(_as_type(type))
+    """Bytes per element of a plain type, bytes per block of a quantized one
+    (ggml_type_size)."""
+    return <int>ggml_cy_block_bytes(_as_type(type))
+
+
+def blck_size(type):
+    """Values per block (ggml_blck_size): 1 for plain types, 32 for Q4_0, 256 for Q4_K..."""
+    return <int>ggml_cy_blck_size(_as_type(type))
+
+
+def row_size(type, ne0):
+    """Bytes of a row of ne0 values (ggml_row_size). ValueError when ne0 is negative or not
+    a multiple of the type's block size."""
+    t = _as_type(type)
+    if isinstance(ne0, bool) or not isinstance(ne0, (int, np.integer)):
+        raise TypeError(f"ne0 must be an int, not {ne0!r}")
+    n = int(ne0)
+    bs = ggml_cy_blck_size(t)
+    if n < 0:
+        raise ValueError(f"ne0 must be >= 0, not {n}")
+    if n % bs:
+        raise ValueError(f"a row of {t} holds a multiple of {bs} values (its block size), "
+                         f"not {n}")
+    r = ggml_cy_row_size(t, n) if n <= INT64_MAX else -1
+    if r < 0:
+        raise OverflowError(f"row_size({t}, {n}) does not fit in 64 bits")
+    return int(r)
+
+
+def _block_struct_size(type):
+    """sizeof the C block struct of a quantized type (quant_blocks.h); 0 for plain types.
+    For tests: it must equal type_size."""
+    return <int>ggml_cy_block_struct_size(_as_type(type))
 
 
 def numpy_dtype(type):
@@ -135,18 +219,35 @@ def _type_of_dtype(dt):
 # ====================================================================== C-level helpers
 
 cdef inline int64_t _type_size(int type) noexcept nogil:
-    return <int64_t>ggml_type_size(type)
+    # bytes per element (plain types) or per block (quantized types); 0: not a type
+    return <int64_t>ggml_cy_block_bytes(type) if ggml_cy_type_known(type) else 0
+
+
+cdef inline int64_t _blocks0(int type, int64_t ne0) noexcept nogil:
+    # dim 0 counted in blocks (ne0 itself for plain types); -1 when ne0 cuts a block
+    cdef int64_t bs = ggml_cy_blck_size(type)
+    if bs <= 0 or ne0 % bs != 0:
+        return -1
+    return ne0 // bs
 
 
 cdef int core_contiguous_strides(int type, const int64_t * ne, int64_t * nb) noexcept nogil:
     cdef int i
-    cdef int64_t total
-    if not ggml_type_valid(type):
+    cdef int64_t total, n0
+    if not ggml_cy_type_known(type):
         return -1
     # A dim of 0 elements strides like a dim of 1 (numpy keeps such strides arbitrary;
     # this keeps nb non-decreasing so an empty tensor is neither permuted nor transposed).
+    # Quantized types: nb[0] is the block size in bytes and dim 0 counts blocks (ggml).
     nb[0] = _type_size(type)
-    for i in range(1, GGML_MAX_DIMS):
+    if ne[0] < 0:
+        return -1
+    n0 = _blocks0(type, ne[0])
+    if n0 < 0:
+        return -1
+    if gcy_mul_i64(nb[0], n0 if n0 else 1, &nb[1]):
+        return -1
+    for i in range(2, GGML_MAX_DIMS):
         if ne[i - 1] < 0 or gcy_mul_i64(nb[i - 1], ne[i - 1] if ne[i - 1] else 1, &nb[i]):
             return -1
     # the full byte size must fit as well
@@ -177,14 +278,15 @@ cdef bint core_is_contiguous(const ggml_tensor * t) noexcept nogil:
         if t.ne[i] != 1:
             if t.nb[i] != next_nb:
                 return False
-            next_nb *= t.ne[i]
+            # dim 0 of a quantized type counts blocks
+            next_nb *= (t.ne[i] // ggml_cy_blck_size(t.type)) if i == 0 else t.ne[i]
     return True
 
 
 cdef int core_extent(int type, const int64_t * ne, const int64_t * nb,
                      int64_t * lo, int64_t * hi) noexcept nogil:
     cdef int i
-    cdef int64_t span
+    cdef int64_t span, n
     lo[0] = 0
     hi[0] = 0
     for i in range(GGML_MAX_DIMS):
@@ -194,8 +296,14 @@ cdef int core_extent(int type, const int64_t * ne, const int64_t * nb,
         if ne[i] == 0:
             return 0
     hi[0] = _type_size(type)
+    if hi[0] <= 0:
+        return -1
     for i in range(GGML_MAX_DIMS):
-        if gcy_mul_i64(ne[i] - 1, nb[i], &span):
+        # dim 0 of a quantized type counts blocks (a view never cuts one)
+        n = ne[i] if i else _blocks0(type, ne[0])
+        if n < 0:
+            return -1
+        if gcy_mul_i64(n - 1, nb[i], &span):
             return -1
         if span >= 0:
             if gcy_add_i64(hi[0], span, hi):
@@ -654,13 +762,21 @@ cdef class Context:
     def new_tensor_4d(self, type, ne0, ne1, ne2, ne3):
         return self.new_tensor(type, (ne0, ne1, ne2, ne3))
 
-    def tensor_from(self, array, type=None, name=None):
+    def tensor_from(self, array, type=None, name=None, ne=None):
         """New tensor holding a copy of `array` (at most 4-D): ne is the shape reversed.
         type: None for the array's own dtype, else the tensor's type (the array is
-        converted; float data given for BF16 is rounded to nearest even)."""
+        converted; float data given for BF16 is rounded to nearest even).
+
+        Quantized types take raw blocks: `array` is uint8 (or bytes) holding the blocks, in
+        gguf-py's byte shape (innermost dim = bytes per row, e.g. the output of
+        ggml_cy.quantize or gguf's ReaderTensor.data), or any shape with `ne` given (ggml
+        order, ne[0] a multiple of the block size); the byte count must match exactly.
+        To quantize float data use ggml_cy.quantize."""
         self.check_ready()
         if self.ctx.no_alloc:
             raise RuntimeError("tensor_from needs data, but this context is no_alloc")
+        if isinstance(array, (bytes, bytearray, memoryview)):
+            array = np.frombuffer(array, dtype=np.uint8)
         arr = np.asarray(array)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"numpy dtype {arr.dtype} has no ggml type")
@@ -671,6 +787,11 @@ cdef class Context:
             t = _type_of_dtype(arr.dtype)
         else:
             t = _as_type(type)
+        if t.is_quantized:
+            return _tensor_from_blocks(self, arr, t, ne, name)
+        if ne is not None:
+            raise TypeError("tensor_from: ne= is for the raw blocks of a quantized type; "
+                            "a plain array's shape gives ne")
         if t == GGMLType.BF16:
             if arr.dtype != np.uint16:
                 arr = float32_to_bfloat16(arr)
@@ -741,7 +862,7 @@ cdef ggml_tensor * core_new_tensor(Context ctx, int type, int n_dims,
     cdef int i
     cdef size_t data_size = 0, size, needed, available
     ctx.check_ready()
-    if not ggml_type_valid(type):
+    if not ggml_cy_type_known(type):
         raise ValueError(f"unknown ggml type number {type}")
     if not 1 <= n_dims <= GGML_MAX_DIMS:
         raise ValueError(f"n_dims must be 1 to {GGML_MAX_DIMS}, got {n_dims}")
@@ -749,6 +870,10 @@ cdef ggml_tensor * core_new_tensor(Context ctx, int type, int n_dims,
         full_ne[i] = ne[i] if i < n_dims else 1
         if full_ne[i] < 0:
             raise ValueError(f"ne must be >= 0, got {_fmt4(full_ne)}")
+    if full_ne[0] % ggml_cy_blck_size(type) != 0:
+        raise ValueError(f"ne[0] of a {ggml_type_name(type).decode()} tensor must be a "
+                         f"multiple of its block size {ggml_cy_blck_size(type)}, got "
+                         f"{_fmt4(full_ne)}")
     if core_contiguous_strides(type, full_ne, nb) != 0:
         raise OverflowError(f"a {ggml_type_name(type).decode()} tensor of ne "
                             f"{_fmt4(full_ne)} has more than 2**63 bytes")
@@ -780,16 +905,28 @@ cdef ggml_tensor * core_new_view(Context ctx, ggml_tensor * a, int n_dims,
         raise ValueError("cannot view a NULL tensor")
     if not 1 <= n_dims <= GGML_MAX_DIMS:
         raise ValueError(f"n_dims must be 1 to {GGML_MAX_DIMS}, got {n_dims}")
+    cdef int64_t qbs = ggml_cy_blck_size(a.type), qts = _type_size(a.type)
     for i in range(GGML_MAX_DIMS):
         full_ne[i] = ne[i] if i < n_dims else 1
         if i < n_dims:
             full_nb[i] = nb[i]
-        elif gcy_mul_i64(full_nb[i - 1], full_ne[i - 1], &full_nb[i]):
+        elif gcy_mul_i64(full_nb[i - 1], full_ne[i - 1] // qbs if i == 1 else full_ne[i - 1],
+                         &full_nb[i]):
             # trailing dims of size 1 get contiguous-style strides (as in ggml_view_2d);
             # a size-1 dim's stride is never used, so an unrepresentable one is replaced
             full_nb[i] = full_nb[i - 1]
         if full_ne[i] < 0:
             raise ValueError(f"view ne must be >= 0, got {_fmt4(full_ne)}")
+    if qbs > 1:
+        # a view of a quantized tensor takes whole blocks: rows of whole blocks, contiguous
+        # within a row, every block starting on a block boundary of the parent's data
+        if (full_ne[0] % qbs != 0 or full_nb[0] != qts or offset % qts != 0
+                or full_nb[1] % qts or full_nb[2] % qts or full_nb[3] % qts):
+            raise ValueError(
+                f"a view of a {ggml_type_name(a.type).decode()} tensor must not cut its "
+                f"blocks of {qbs} values ({qts} bytes): ne[0] a multiple of {qbs}, nb[0] = "
+                f"{qts}, offset and strides multiples of {qts}; got ne={_fmt4(full_ne)} "
+                f"nb={_fmt4(full_nb)} offset={offset}")
     if core_extent(a.type, full_ne, full_nb, &lo, &hi) != 0:
         raise OverflowError(f"view ne={_fmt4(full_ne)} nb={_fmt4(full_nb)} spans more "
                             f"than 2**63 bytes")
@@ -916,7 +1053,10 @@ cdef Tensor _reshape(Context ctx, Tensor a, ne):
     if n_new != core_nelements(pa):
         raise ValueError(f"cannot reshape ne={_fmt4(pa.ne)} ({core_nelements(pa)} elements) "
                          f"into ne={_fmt4(cne)} ({n_new} elements)")
-    core_contiguous_strides(pa.type, cne, cnb)
+    if core_contiguous_strides(pa.type, cne, cnb) != 0:
+        raise ValueError(f"cannot reshape a {ggml_type_name(pa.type).decode()} tensor into "
+                         f"ne={_fmt4(cne)}: ne[0] must be a multiple of its block size "
+                         f"{ggml_cy_blck_size(pa.type)}")
     cdef ggml_tensor * t = core_new_view(ctx, pa, GGML_MAX_DIMS, cne, cnb, 0, GGML_OP_RESHAPE)
     _set_view_name(t, pa, b" (reshaped)")
     return wrap_tensor(ctx, t)
@@ -945,6 +1085,10 @@ cdef Tensor _permute(Context ctx, Tensor a, axes, int op=GGML_OP_PERMUTE,
     cdef ggml_tensor * pa = _arg(ctx, a)
     cdef int64_t cne[4]
     cdef int64_t cnb[4]
+    if ggml_cy_is_quantized(pa.type) and ax[0] != 0:
+        raise ValueError(f"cannot move dim 0 of a {ggml_type_name(pa.type).decode()} tensor "
+                         f"(its rows are blocks of {ggml_cy_blck_size(pa.type)} values); "
+                         f"axes {[ax[0], ax[1], ax[2], ax[3]]}")
     for i in range(GGML_MAX_DIMS):
         cne[ax[i]] = pa.ne[i]
         cnb[ax[i]] = pa.nb[i]
@@ -972,6 +1116,41 @@ def set_buffer_hook(fn):
     if fn is not None and not callable(fn):
         raise TypeError("set_buffer_hook needs a callable or None")
     _buffer_hook = fn
+
+
+_ufunc_hook = None
+
+
+def set_ufunc_hook(fn):
+    """Installs fn(ufunc, method, inputs, kwargs) -> result, called by
+    Tensor.__array_ufunc__ with tensors already replaced by numpy views (the eager layer
+    installs ggml_cy's functions). None: numpy computes."""
+    global _ufunc_hook
+    if fn is not None and not callable(fn):
+        raise TypeError("set_ufunc_hook needs a callable or None")
+    _ufunc_hook = fn
+
+
+def _array_ufunc(ufunc, method, inputs, kwargs):
+    args = tuple(x.numpy() if isinstance(x, Tensor) else x for x in inputs)
+    out = kwargs.get("out")
+    out_tensors = None
+    if out is not None:
+        outs = out if isinstance(out, tuple) else (out,)
+        if any(isinstance(o, Tensor) for o in outs):
+            out_tensors = outs
+            kwargs = dict(kwargs)
+            kwargs["out"] = tuple(o.numpy() if isinstance(o, Tensor) else o for o in outs)
+    if _ufunc_hook is not None:
+        result = _ufunc_hook(ufunc, method, args, kwargs)
+    else:
+        result = getattr(ufunc, method)(*args, **kwargs)
+    if out_tensors is not None:
+        if isinstance(result, tuple):
+            return tuple(t if isinstance(t, Tensor) else r
+                         for t, r in zip(out_tensors, result))
+        return out_tensors[0] if isinstance(out_tensors[0], Tensor) else result
+    return result
 
 
 # ====================================================================== op names for repr
@@ -1188,22 +1367,9 @@ cdef class Tensor:
         tensor and its context alive. ndim: number of dims to show (default self.ndim;
         larger values add leading 1s, 0 gives a 0-d array for one element)."""
         cdef ggml_tensor * t = self.ptr()
-        if t.data == NULL:
-            raise RuntimeError("tensor has no data (a no_alloc header not placed in a buffer)")
-        base = self
-        if not _in_pool(self.owner, t.data):
-            # a view into another context's pool: the array must hold that context
-            # itself, since this context forgets it on reset()
-            for d in self.owner._deps:
-                if _in_pool(<Context>d, t.data):
-                    base = (self, d)
-                    break
-        if t.buffer != NULL and _buffer_hook is not None:
-            keeper = _buffer_hook(<size_t>t.buffer)
-            if keeper is None:
-                raise RuntimeError("tensor data lives in device memory; copy it out with "
-                                   "ggml_cy.backend.tensor_get")
-            base = (base, keeper)   # the array keeps the tensor and the buffer alive
+        if ggml_cy_is_quantized(t.type):
+            return _dequantized(self, ndim)
+        base = _data_base(self, t)
         cdef int n = _ndim(t)
         cdef int want = n
         if ndim is not None:
@@ -1225,6 +1391,31 @@ cdef class Tensor:
         cnp.set_array_base(arr, base)
         return arr
 
+    def raw(self):
+        """The tensor's bytes as a zero-copy uint8 array (it keeps the tensor alive), in
+        gguf-py's byte shape: ne reversed with the innermost dim counted in bytes
+        (row_size(type, ne0)), e.g. (rows, row_bytes) for a 2-D Q4_0 tensor. For every type;
+        the way to read or write the blocks of a quantized tensor (numpy() dequantizes)."""
+        cdef ggml_tensor * t = self.ptr()
+        base = _data_base(self, t)
+        cdef int n = _ndim(t), i
+        cdef cnp.npy_intp dims[4]
+        cdef cnp.npy_intp strides[4]
+        for i in range(n):
+            dims[i] = t.ne[n - 1 - i]
+            strides[i] = t.nb[n - 1 - i]
+        # innermost dim: bytes of a row (dims of 0 elements: no bytes)
+        dims[n - 1] = (t.ne[0] // ggml_cy_blck_size(t.type)) * _type_size(t.type)
+        strides[n - 1] = 1
+        if t.nb[0] != _type_size(t.type) and t.ne[0] > ggml_cy_blck_size(t.type):
+            raise ValueError(f"raw() needs rows of adjacent elements; this tensor has "
+                             f"nb={_fmt4(t.nb)} (copy it with cont first)")
+        cdef cnp.ndarray arr = cnp.PyArray_New(np.ndarray, n, dims, cnp.NPY_UINT8, strides,
+                                               t.data, 0, cnp.NPY_ARRAY_WRITEABLE, None)
+        cnp.PyArray_UpdateFlags(arr, cnp.NPY_ARRAY_UPDATE_ALL)
+        cnp.set_array_base(arr, base)
+        return arr
+
     def __array__(self, dtype=None, copy=None):
         arr = self.numpy()
         if dtype is not None and np.dtype(dtype) != arr.dtype:
@@ -1232,6 +1423,70 @@ cdef class Tensor:
                 raise ValueError("a dtype change needs a copy, but copy=False")
             return arr.astype(dtype)
         return arr.copy() if copy else arr
+
+    # ---------------------------------------------------------------- numpy protocols (eco)
+    # The buffer protocol, DLPack and __array_ufunc__ all go through the zero-copy numpy
+    # view (numpy()): same memory, shape = ne reversed, byte strides = nb reversed, and
+    # the view keeps the tensor and its context alive. bf16 data shows as uint16 bits.
+    def __getbuffer__(self, Py_buffer *buffer, int flags):
+        """memoryview(t), np.frombuffer(t, ...): zero-copy, writable (context memory is),
+        strided as the tensor is; a consumer that asks for contiguous memory of a
+        non-contiguous view gets BufferError."""
+        arr = self.numpy()
+        cdef Py_buffer *inner = <Py_buffer *> calloc(1, sizeof(Py_buffer))
+        if inner == NULL:
+            raise MemoryError()
+        try:
+            PyObject_GetBuffer(arr, inner, flags)
+        except BaseException:
+            free(inner)
+            raise
+        buffer.buf = inner.buf
+        buffer.len = inner.len
+        buffer.itemsize = inner.itemsize
+        buffer.readonly = inner.readonly
+        buffer.ndim = inner.ndim
+        buffer.format = inner.format
+        buffer.shape = inner.shape
+        buffer.strides = inner.strides
+        buffer.suboffsets = inner.suboffsets
+        buffer.internal = <void *> inner
+        buffer.obj = self
+
+    def __releasebuffer__(self, Py_buffer *buffer):
+        cdef Py_buffer *inner = <Py_buffer *> buffer.internal
+        if inner != NULL:
+            PyBuffer_Release(inner)
+            free(inner)
+            buffer.internal = NULL
+
+    def __dlpack_device__(self):
+        """(kDLCPU, 0): context memory is host memory."""
+        self.numpy()          # raises for device memory / headers without data
+        return (1, 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of the host data without a copy (torch.from_dlpack(t),
+        np.from_dlpack(t)): the capsule holds the tensor and its context alive."""
+        if stream is not None:
+            raise BufferError("stream must be None for CPU tensors")
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"a CPU tensor cannot be exported to device {dl_device}")
+        if copy:
+            raise BufferError("copy=True: ggml_cy exports its memory without copies; "
+                              "copy the result instead")
+        arr = self.numpy()
+        if max_version is None:
+            return arr.__dlpack__()
+        return arr.__dlpack__(max_version=max_version)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """np.add(t, x) and every other numpy ufunc on a tensor: the tensors are replaced
+        by their zero-copy numpy views and the call goes to ggml_cy's function of the same
+        name (ggml_cy.add...) when there is one, else to numpy. The result is a new numpy
+        array, as for ndarray inputs; a tensor given as out= is written in place and
+        returned."""
+        return _array_ufunc(ufunc, method, inputs, kwargs)
 
     # ---------------------------------------------------------------- views
     def view_1d(self, ne0, offset=0):
@@ -1302,6 +1557,110 @@ cdef class Tensor:
         """ggml_transpose: swap dims 0 and 1."""
         self.ptr()
         return _permute(self.owner, self, (1, 0, 2, 3), GGML_OP_TRANSPOSE, b" (transposed)")
+
+
+cdef object _data_base(Tensor self, ggml_tensor * t):
+    """What an array over t's data must keep alive (the tensor, the context holding the
+    memory, the backend buffer); RuntimeError when there is no host data."""
+    if t.data == NULL:
+        raise RuntimeError("tensor has no data (a no_alloc header not placed in a buffer)")
+    base = self
+    if not _in_pool(self.owner, t.data):
+        # a view into another context's pool: the array must hold that context
+        # itself, since this context forgets it on reset()
+        for d in self.owner._deps:
+            if _in_pool(<Context>d, t.data):
+                base = (self, d)
+                break
+    if t.buffer != NULL and _buffer_hook is not None:
+        keeper = _buffer_hook(<size_t>t.buffer)
+        if keeper is None:
+            raise RuntimeError("tensor data lives in device memory; copy it out with "
+                               "ggml_cy.backend.tensor_get")
+        base = (base, keeper)   # the array keeps the tensor and the buffer alive
+    return base
+
+
+# ====================================================================== quantized data
+
+_dequant_hook = None
+
+
+def set_dequantize_hook(fn):
+    """Installs fn(raw, type, shape) -> float32 ndarray of `shape`, the dequantizer that
+    Tensor.numpy() of a quantized tensor calls (raw: the tensor's raw() array). The CPU
+    layer (ggml_cy.cpu._dequant) installs it when imported; None removes it."""
+    global _dequant_hook
+    if fn is not None and not callable(fn):
+        raise TypeError("set_dequantize_hook needs a callable or None")
+    _dequant_hook = fn
+
+
+cdef object _dequantized(Tensor self, ndim):
+    cdef ggml_tensor * t = self.ptr()
+    if _dequant_hook is None:
+        raise TypeError(f"numpy() of a {ggml_type_name(t.type).decode()} tensor dequantizes, "
+                        f"but no dequantizer is loaded (import ggml_cy); raw() gives the "
+                        f"bytes")
+    cdef int n = _ndim(t), want = n, i
+    if ndim is not None:
+        want = _as_dim(ndim, "ndim")
+        if want > GGML_MAX_DIMS:
+            raise ValueError(f"ndim must be 0 to {GGML_MAX_DIMS}, got {want}")
+        if want < n:
+            raise ValueError(f"ndim={want} is too small for ne={_fmt4(t.ne)}")
+    shape = tuple(t.ne[want - 1 - i] for i in range(want))
+    out = _dequant_hook(self.raw(), GGMLType(t.type), shape)
+    return out
+
+
+cdef Tensor _tensor_from_blocks(Context self, arr, t, ne, name):
+    if arr.dtype != np.uint8:
+        if arr.dtype.kind == "f":
+            raise TypeError(f"tensor_from with type {t} takes raw blocks (uint8); to "
+                            f"quantize float data use ggml_cy.quantize(array, {t.name!r})")
+        raise TypeError(f"tensor_from with type {t} takes raw blocks as uint8, not "
+                        f"{arr.dtype}")
+    cdef int64_t cne[4]
+    cdef int i
+    cdef int64_t bs = ggml_cy_blck_size(t), ts = ggml_cy_block_bytes(t)
+    if ne is not None:
+        _as_ne(ne, cne)
+        for i in range(len(ne), GGML_MAX_DIMS):
+            cne[i] = 1
+    else:
+        if arr.ndim == 0:
+            raise ValueError("tensor_from: raw blocks need at least one dim (bytes per row)")
+        for i in range(GGML_MAX_DIMS):
+            cne[i] = arr.shape[arr.ndim - 1 - i] if i < arr.ndim else 1
+        if cne[0] % ts:
+            raise ValueError(f"tensor_from: {cne[0]} bytes per row is not a whole number of "
+                             f"{t} blocks ({ts} bytes each)")
+        cne[0] = cne[0] // ts * bs
+    if cne[0] % bs:
+        raise ValueError(f"tensor_from: ne[0]={cne[0]} is not a multiple of the {t} block "
+                         f"size {bs}")
+    cdef int64_t cnb[4]
+    cdef int64_t want = 0
+    for i in range(GGML_MAX_DIMS):
+        if cne[i] < 0:
+            raise ValueError(f"ne must be >= 0, got {_fmt4(cne)}")
+    if core_contiguous_strides(t, cne, cnb) != 0:
+        raise OverflowError(f"a {t} tensor of ne={_fmt4(cne)} has more than 2**63 bytes")
+    if core_nelements_ne(cne) != 0:
+        want = cnb[3] * cne[3]
+    if arr.nbytes != want:
+        raise ValueError(f"tensor_from: {arr.nbytes} bytes given, but a {t} tensor of "
+                         f"ne={_fmt4(cne)} holds {want} bytes")
+    cdef bytes b = None if name is None else _name_bytes(name)
+    cdef ggml_tensor * p = core_new_tensor(self, t, GGML_MAX_DIMS, cne)
+    carr = np.ascontiguousarray(arr)
+    cdef cnp.ndarray c2 = carr
+    if want:
+        memcpy(p.data, cnp.PyArray_DATA(c2), <size_t>want)
+    if b is not None:
+        core_set_name(p, b)
+    return wrap_tensor(self, p)
 
 
 cdef inline int _ndim(const ggml_tensor * t) noexcept nogil:

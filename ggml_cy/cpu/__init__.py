@@ -8,3 +8,8 @@ and the one-parallel-region executor), ``threads`` (the thread-count settings),
 ``_openmp.pxd`` (the OpenMP shim), ``csrc/`` (the C kernels: conversions, elementwise
 formulas, the fused machine, mul_mat).
 """
+
+# threadpoolctl.threadpool_limits(n) limits ggml_cy's thread count too (eco, issue 15)
+from ggml_cy.cpu import threadpoolctl_hook as _threadpoolctl_hook  # noqa: E402
+
+_threadpoolctl_hook.install()

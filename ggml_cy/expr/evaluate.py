@@ -19,6 +19,7 @@ import ast
 import functools
 import operator
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from ggml_cy.cpu import threads as _threads
 from ggml_cy.core._core import GGMLType
 from ggml_cy import ufuncs as _ufuncs
 from ggml_cy.ufuncs import fpe as _fpe
+from ggml_cy.expr import language as _language
 
 __all__ = ["evaluate", "FUNCTIONS"]
 
@@ -569,7 +571,8 @@ def _finish(result, out):
     return result
 
 
-def evaluate(expr, /, n_threads=None, out=None, **arrays):
+def evaluate(expr: str, /, n_threads: "int | None" = None, out: "np.ndarray | None" = None,
+             **arrays: Any) -> Any:
     """Evaluates an elementwise expression over numpy arrays in one fused pass.
 
     ``ggml_cy.evaluate("a*b + c*d - e", a=a, b=b, c=c, d=d, e=e)``. Names refer to the
@@ -596,8 +599,22 @@ def evaluate(expr, /, n_threads=None, out=None, **arrays):
             if flags:
                 _fpe_reaction(_parse(expr), arrays, result, flags)
             return _finish(result, out)
-    tree = _parse(expr)
+    try:
+        tree = _parse(expr)
+    except (ValueError, TypeError) as exc:
+        # outside the fused grammar (comparisons, where, &|~, reductions, complex or bool
+        # constants, numexpr's functions...): numexpr's language, typed as numpy types
+        # it; what neither grammar accepts raises the fused parser's error
+        try:
+            _language.parse(expr)
+        except Exception as exc2:
+            if "unsupported syntax" in str(exc) or "unknown function" in str(exc):
+                raise exc2 from None
+            raise exc from None
+        return _evaluate_language(expr, n_threads, out, arrays)
     names = _names(tree, [])
+    if any(_language_input(arrays.get(n)) for n in names):
+        return _evaluate_language(expr, n_threads, out, arrays)
     missing = sorted(set(names) - set(arrays))
     if missing:
         raise NameError(f"evaluate: unknown name{'s' if len(missing) > 1 else ''} "
@@ -670,3 +687,59 @@ def evaluate(expr, /, n_threads=None, out=None, **arrays):
         values = {n: (float(a) if weak[n] else a) for n, a in inputs.items()}
         _fpe_reaction(tree, values, result, flags)
     return _finish(result, out)
+
+
+# ----------------------------------------------------------------------------- language
+def _language_input(v):
+    """Inputs only the general path computes: bool, integer, complex and float16 arrays
+    and bool/complex numbers (byte-swapped arrays keep the fused path's TypeError)."""
+    if isinstance(v, np.ndarray):
+        dt = v.dtype
+        return dt.isnative and (dt.kind in "biuc" or (dt.kind == "f" and dt not in _TYPES))
+    return isinstance(v, (bool, complex, np.bool_, np.complexfloating))
+
+
+def _evaluate_language(expr, n_threads, out, arrays):
+    """The general path (``language.py``): every operation computed as numpy computes
+    the same expression (NEP 50 typing), with ggml_cy's eager functions where they exist;
+    the result is numpy's, bit for bit. Reductions (sum/prod/min/max) must be the last
+    operation."""
+    tree = _language.parse(expr)
+    names = _language.names_of(tree)
+    missing = sorted(set(names) - set(arrays))
+    if missing:
+        raise NameError(f"evaluate: unknown name{'s' if len(missing) > 1 else ''} "
+                        f"{', '.join(repr(m) for m in missing)} in {_short(expr)} "
+                        "(pass them as keyword arguments)")
+    n_threads = None if n_threads is None else _threads.check_num_threads(n_threads)
+    values = {}
+    for name in names:
+        v = arrays[name]
+        if isinstance(v, np.ndarray):
+            _plain(f"input {name!r}", v)
+            if v.dtype.kind not in "biufc" or not v.dtype.isnative:
+                raise TypeError(f"evaluate: input {name!r} has dtype {v.dtype}; bool, "
+                                "integer, float and complex arrays (native byte order) "
+                                "are supported")
+        elif not isinstance(v, (bool, int, float, complex, np.bool_, np.number)):
+            raise TypeError(f"evaluate: input {name!r} must be a numpy array or a "
+                            f"number, not {type(v).__name__}")
+        values[name] = v
+    if out is not None and not isinstance(out, np.ndarray):
+        raise TypeError(f"evaluate: out must be a numpy array, not {type(out).__name__}")
+    if n_threads is None:
+        r = _language.evaluate_numpy(tree, values)
+    else:
+        with _threads.threads(n_threads):
+            r = _language.evaluate_numpy(tree, values)
+    r = np.asarray(r)
+    if out is None:
+        return r[()] if r.ndim == 0 else r
+    _plain("out", out)
+    if out.shape != r.shape or out.dtype != r.dtype:
+        raise ValueError(f"evaluate: out has shape {out.shape} and dtype {out.dtype}; "
+                         f"the result has shape {r.shape} and dtype {r.dtype}")
+    if not out.flags.writeable:
+        raise ValueError("evaluate: out is read-only")
+    np.copyto(out, r, casting="no")
+    return out

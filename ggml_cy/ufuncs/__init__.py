@@ -34,3 +34,6 @@ for _o in _EAGER_ROWS:
 del _o, _name
 
 __all__ = list(BINARY + UNARY + ACTIVATIONS + CONVERSIONS + THREADS)
+
+# np.add(tensor, x) and the other numpy ufuncs on ggml_cy.Tensor use these functions (eco)
+from ggml_cy.ufuncs import tensor_protocols as _tensor_protocols  # noqa: E402,F401
