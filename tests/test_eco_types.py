@@ -23,6 +23,8 @@ def _compiled_modules():
     for path in sorted(glob.glob(os.path.join(PKG, "**", "*.so"), recursive=True)):
         if os.path.basename(path).startswith("lib"):
             continue
+        if "_isa_" in path:   # (pkg) a per-CPU-level build of a module that has its stub
+            continue
         rel = os.path.relpath(path, os.path.dirname(PKG))
         mods.append((rel.split(".", 1)[0].replace(os.sep, "."), path.split(".", 1)[0] + ".pyi"))
     return mods
