@@ -1,4 +1,4 @@
-"""Command line: python -m bench cpu|graph|gpu|all [--quick] [--threads N] [--json PATH]
+"""Command line: python -m bench cpu|graph|gpu|gguf|all [--quick] [--threads N] [--json PATH]
                                                    [--repeat K] [--smoke]
 
 Run it from the repository root (`cd /path/to/repo && python -m bench cpu`): `bench` is not
@@ -15,7 +15,7 @@ import sys
 
 from bench import _env, _harness, _libs
 
-SUITES = ("cpu", "graph", "gpu")
+SUITES = ("cpu", "graph", "gpu", "gguf")
 
 
 def parse_args(argv):
@@ -33,6 +33,9 @@ def parse_args(argv):
     p.add_argument("--repeat", type=int, metavar="K",
                    help="minimum samples per library and case; the median is reported "
                         "(default 7, 3 with --quick)")
+    p.add_argument("--plot", nargs="?", const=True, default=None, metavar="DIR",
+                   help="after the run, write PNG charts of it (bench/plot.py; needs "
+                        "matplotlib) to DIR (default bench/results/plots)")
     p.add_argument("--smoke", action="store_true",
                    help="tiny arrays, one sample: checks the harness runs (used by the tests)")
     args = p.parse_args(argv)
@@ -58,16 +61,26 @@ def run_suite(suite, opts, json_path, argv):
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["plot"]:                    # charts of existing result files
+        from bench import plot
+        return plot.main(argv[1:])
     args = parse_args(argv)
+    if args.plot:
+        from bench import plot
+        plot._mpl()                             # fail before the run when matplotlib is absent
     opts = _harness.Options.make(args.threads, args.repeat, args.quick, args.smoke)
     try:
         if args.suite != "all":
-            run_suite(args.suite, opts, args.json, argv)
+            doc = run_suite(args.suite, opts, args.json, argv)
+            if args.plot:
+                _plot({args.suite: doc}, args)
             return 0
         docs = {}
         for suite in SUITES:
             docs[suite] = run_suite(suite, opts, None, argv)
             print(file=sys.stdout, flush=True)
+        if args.plot:
+            _plot(docs, args)
         if args.json:
             os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
             with open(args.json, "w") as f:
@@ -77,6 +90,21 @@ def main(argv=None):
     except _libs.GgmlCyMissing as exc:
         print(f"python -m bench: {exc}", file=sys.stderr)
         return 2
+
+
+def _plot(docs, args):
+    from bench import plot
+    out = plot.DEFAULT_OUT if args.plot is True else args.plot
+    for suite, doc in docs.items():
+        if not doc:
+            print(f"bench {suite}: no result document to plot (a --smoke run writes one "
+                  "only with --json PATH)", file=sys.stderr)
+            continue
+        host = doc["meta"].get("machine", {}).get("hostname", "local")
+        tag = (os.path.splitext(os.path.basename(args.json))[0]
+               if args.json and args.suite != "all" else f"{suite}-{host}")
+        for png in plot.plot_docs([(tag, doc)], out):
+            print(f"chart written to {png}")
 
 
 if __name__ == "__main__":

@@ -67,6 +67,8 @@ from ggml_cy.cpu._compute import Plan  # noqa: E402
 from ggml_cy import backend  # noqa: E402
 # fused expressions
 from ggml_cy.expr import evaluate  # noqa: E402
+# quantized types: quantize (float arrays -> ggml's blocks) and dequantize
+from ggml_cy.quants import quantize, dequantize  # noqa: E402
 # build and CPU report
 from ggml_cy._config import show_config  # noqa: E402
 
@@ -80,10 +82,11 @@ __all__ = [
     "object_overhead",
     "float32_to_bfloat16",
     "bfloat16_to_float32",
-    "blck_size", "type_size", "row_size",
+    "blck_size", "type_size", "row_size", "dequantize",
     "from_dlpack",
     *_ufuncs_all,
-    "Graph", "Plan", "evaluate", "backend", "show_config",
+    "Graph", "Plan", "evaluate", "backend",
+    "quantize", "show_config",
 ]
 
 

@@ -162,3 +162,17 @@ def test_bad_arguments(model, tmp_path):
     bad.write_bytes(b"GGUF\x03\0\0\0" + b"\xff" * 16)
     with pytest.raises(gg.GGUFError):
         gg.gguf_init_from_file(bad, ctx=True)
+
+
+def test_readme_example_runs(tmp_path, monkeypatch, capsys):
+    import pathlib
+    import re
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    m = re.search(r"<!-- gguf-example -->\s*```python\n(.+?)\n```", readme, re.S)
+    assert m, "README's GGUF section must hold the example"
+    monkeypatch.chdir(tmp_path)
+    exec(compile(m.group(1), "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "3 2048 uint32" in out and "2048" in out
+    w = np.arange(8 * 32, dtype=np.float32).reshape(8, 32)
+    assert str(w.sum(axis=1)[0]) in out or "496." in out

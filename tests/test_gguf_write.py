@@ -264,3 +264,40 @@ def test_writer_output_parses_as_ggml_lays_it_out(tmp_path):
     assert b[:4] == b"GGUF" and struct.unpack("<IQQ", b[4:24]) == (3, 1, 1)
     assert b[24:24 + 8 + 1 + 4 + 1] == struct.pack("<Q", 1) + b"a" + struct.pack("<I", 0) + b"\7"
     assert len(b) % 32 == 0
+
+
+@pytest.mark.parametrize("dst_bo", ["little", "big"])
+def test_copy_metadata_and_requantize_flow(tmp_path, dst_bo):
+    # the shape of a quantize tool: copy the metadata, change one value, stream tensors
+    src_p, dst_p = tmp_path / "src.gguf", tmp_path / "dst.gguf"
+    toks = [f"tok{i}" for i in range(5000)]
+    w = np.arange(64 * 4, dtype=np.float32).reshape(4, 64)
+    gg.save(src_p, {"general.architecture": "m", "general.alignment": 64,
+                    "general.file_type": Value(0, "uint32"), "tokenizer.ggml.tokens": toks,
+                    "nested": [[1, 2], ["a"]], "u8": Value(7, "uint8")},
+            {"w": w, "b": np.ones(64, np.float32)})
+    with gg.load(src_p) as src, gg.GGUFWriter(dst_p, byteorder=dst_bo) as out:
+        out.copy_metadata(src, exclude={"general.file_type"})
+        out.add_metadata("general.file_type", Value(7, "uint32"))
+        for name, ti in src.tensors.items():
+            out.add_tensor_info(name, "q8_0" if name == "w" else ti.type, ti.shape)
+        out.write_header()
+        for name in src.tensors:
+            if name == "w":
+                out.write_tensor(name, bytes(4 * 2 * 34))
+            else:
+                out.write_tensor(name, src.numpy(name))
+    with gg.load(src_p) as a, gg.load(dst_p) as b:
+        assert b.alignment == 64 and b.byteorder == dst_bo
+        assert list(b.metadata)[-1] == "general.file_type"
+        assert b.metadata["general.file_type"] == 7
+        for k in a.metadata:
+            if k != "general.file_type":
+                assert b.metadata.spec(k) == a.metadata.spec(k), k
+                if dst_bo == "little":
+                    assert b.metadata.encoded(k) == a.metadata.encoded(k)
+        assert b.metadata["tokenizer.ggml.tokens"] == toks
+        assert b.tensors["w"].type_name == "q8_0" and b.tensors["w"].offset % 64 == 0
+        np.testing.assert_array_equal(b.numpy("b"), np.ones(64, np.float32))
+    with pytest.raises(TypeError):
+        gg.GGUFWriter(tmp_path / "x.gguf").copy_metadata("not a file")

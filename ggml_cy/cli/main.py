@@ -1,4 +1,4 @@
-"""Command line: ``ggml-cy info|demo`` (also ``python -m ggml_cy ...``)."""
+"""Command line: ``ggml-cy info|demo|gguf|quantize`` (also ``python -m ggml_cy ...``)."""
 import argparse
 import sys
 
@@ -12,11 +12,13 @@ def info_lines():
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="ggml-cy", description="ggml_cy: ggml's core as a Cython package")
-    sub = parser.add_subparsers(dest="command", metavar="{info,demo,gguf}")
+    sub = parser.add_subparsers(dest="command", metavar="{info,demo,gguf,quantize}")
     sub.add_parser("info", help="version, build and CPU instruction sets, dispatch level, OpenMP, threads, CUDA")
     sub.add_parser("demo", help="a short tour: context, tensors, views, ops, graph")
     from ggml_cy.cli import gguf_cmd
     gguf_cmd.add_parser(sub)
+    from ggml_cy.cli import quantize_cmd
+    quantize_cmd.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "info":
         for line in info_lines():
@@ -27,6 +29,8 @@ def main(argv=None):
         return run_demo()
     if args.command == "gguf":
         return gguf_cmd.run(args)
+    if args.command == "quantize":
+        return quantize_cmd.run(args)
     parser.print_help()
     return 2
 

@@ -98,8 +98,9 @@ class Metadata(collections.abc.Mapping):
     (native byte order); arrays of strings as lists of str; arrays of arrays as lists.
     ``type(key)`` gives the GGUFValueType, ``spec(key)`` the full type (see ``_gguf``)."""
 
-    def __init__(self, parsed, keys):
+    def __init__(self, parsed, keys, buf=None):
         self._p = parsed
+        self._bufget = buf          # () -> the file's buffer (raises once closed)
         self._keys = keys
         self._index = {k: i for i, k in enumerate(keys)}
         self._cache = {}
@@ -146,6 +147,14 @@ class Metadata(collections.abc.Mapping):
         value's bytes."""
         return self._p.spec(self._index[key])
 
+    def encoded(self, key):
+        """(GGUFValueType, bytes): key's type and its value exactly as encoded in the file
+        (in the file's byte order), for copying an entry without decoding it."""
+        i = self._index[key]
+        start, end = self._p.value_bytes(i)
+        buf = self._bufget()
+        return self.type(key), bytes(memoryview(buf)[start:end])
+
     def offset(self, key):
         """Byte offset of key's entry in the file."""
         return self._p.kv_info(self._index[key])[0]
@@ -165,7 +174,10 @@ class GGUFFile:
         if isinstance(path, (bytes, bytearray, memoryview, np.ndarray)):
             # an in-memory file (tests, fuzzing, data already read)
             self.path = "<memory>"
-            buf = np.frombuffer(path, dtype=np.uint8)
+            # an immutable copy unless given bytes: a buffer changed after parsing could
+            # point reads anywhere
+            buf = np.frombuffer(path if isinstance(path, bytes) else bytes(path),
+                                dtype=np.uint8)
             if buf.size == 0:
                 raise _error("magic at byte 0: the file is empty (0 bytes), not a GGUF file",
                              0)
@@ -201,7 +213,7 @@ class GGUFFile:
                     raise _error(f"metadata #{i} '{k}' at byte {p.kv_info(i)[0]}: duplicate "
                                  f"key", p.kv_info(i)[0])
                 seen.add(k)
-        self.metadata = Metadata(p, keys)
+        self.metadata = Metadata(p, keys, self._buf)
         names, tab = p.tensor_table()
         if len(set(names)) != len(names):
             seen = set()
@@ -253,6 +265,9 @@ class GGUFFile:
         return arr
 
     def _dequantize(self, ti, dtype):
+        if self.byteorder == "big":
+            raise ValueError(f"tensor '{ti.name}': the {ti.type_name} blocks of a big-endian "
+                             f"file cannot be dequantized; .raw(name) gives its bytes")
         try:
             # ggml_cy.quants (rank 5.2, below this layer) is built concurrently: looked up
             # when first needed, so that this module imports without it

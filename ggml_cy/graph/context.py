@@ -15,6 +15,7 @@ Rules (ggml's):
 """
 from ggml_cy.core import _core, optable
 from ggml_cy.graph import _graph
+from ggml_cy.cpu import _dequant
 from ggml_cy.core._core import GGMLType, Tensor
 
 __all__ = ["Context"]
@@ -58,6 +59,33 @@ def can_repeat(b, a):
         elif na % nb_ != 0:
             return False
     return True
+
+
+def _quant_copy(a):
+    """cpy/cont/dup out of a quantized tensor (issue 12): dequantizing copies run on the
+    CPU's dequantizer (ggml_cy.cpu._dequant)."""
+    return GGMLType(a.type).is_quantized
+
+
+def _check_quantizing_copy(a, b):
+    """cpy(a, b) with b quantized: a must be f32/f16/bf16 with rows (ne0) of whole blocks
+    of b's type, b contiguous (ggml's dup into a quantized tensor)."""
+    from ggml_cy.cpu import _quantize
+    bt, at = GGMLType(b.type), GGMLType(a.type)
+    if not _quantize.can_quantize(int(bt)):
+        raise TypeError(f"cpy: ggml_cy cannot quantize to {bt.name}")
+    if at not in (GGMLType.F32, GGMLType.F16, GGMLType.BF16):
+        raise TypeError(f"cpy: quantizing into {bt.name} takes f32, f16 or bf16, "
+                        f"not {at.name}")
+    if a.ne[0] % bt.blck_size:
+        raise ValueError(f"cpy: a's rows ({a.ne[0]} values) are not whole {bt.name} blocks "
+                         f"of {bt.blck_size}")
+    if a.ne[0] > 1 and a.nb[0] != at.type_size:
+        raise ValueError("cpy: quantizing needs a's elements adjacent within a row (nb0 = "
+                         f"{at.type_size}, got {a.nb[0]}); cont() it first")
+    if not b.is_contiguous:
+        raise ValueError(f"cpy: the quantized destination {bt.name} {_shape(b)} must be "
+                         "contiguous")
 
 
 def _type_error(op, *tensors):
@@ -164,21 +192,28 @@ class Context(_core.Context):
         if a.nelements != b.nelements:
             raise ValueError(f"cpy: a {_shape(a)} and b {_shape(b)} have different "
                              "element counts")
-        if not _graph.supported(OPS["CPY"], int(b.type), int(a.type), -1):
+        if _quant_copy(a):      # dequantize (or copy blocks): qdeq's CPU path
+            if not _dequant.copy_supported(int(b.type), int(a.type)):
+                raise TypeError(f"cpy: a {GGMLType(a.type).name} tensor copies into f32, "
+                                f"f16, bf16 or {GGMLType(a.type).name}, not "
+                                f"{GGMLType(b.type).name}")
+        elif GGMLType(b.type).is_quantized and not GGMLType(a.type).is_quantized:
+            _check_quantizing_copy(a, b)        # ggml's way to quantize (cpu/csrc/quantize.h)
+        elif not _graph.supported(OPS["CPY"], int(b.type), int(a.type), -1):
             raise _type_error("cpy", a, b)
         return self._record("CPY", b.type, b.ne, (a, b), view_of=1)
 
     def cont(self, a):
         """ggml_cont: a contiguous copy of a (same shape and type)."""
         a = _tensor(a, "cont: a")
-        if not _graph.supported(OPS["CONT"], int(a.type), int(a.type), -1):
+        if not _quant_copy(a) and not _graph.supported(OPS["CONT"], int(a.type), int(a.type), -1):
             raise _type_error("cont", a)
         return self._record("CONT", a.type, a.ne, (a,))
 
     def dup(self, a):
         """ggml_dup: a copy of a."""
         a = _tensor(a, "dup: a")
-        if not _graph.supported(OPS["DUP"], int(a.type), int(a.type), -1):
+        if not _quant_copy(a) and not _graph.supported(OPS["DUP"], int(a.type), int(a.type), -1):
             raise _type_error("dup", a)
         return self._record("DUP", a.type, a.ne, (a,))
 
