@@ -69,6 +69,17 @@ x = ctx.tensor_from(a32.reshape(1, -1)[:, :4096].reshape(64, 64))
 y = ctx.tensor_from(b32[:4096].reshape(64, 64))
 g = ctx.new_graph(); out = ctx.mul(ctx.add(x, y), y); g.build_forward_expand(out); g.compute(2)
 res["graph"] = out.numpy().tobytes().hex()
+try:                                  # quantize / dequantize (dispatched modules too)
+    from ggml_cy import quants
+    w = rng.standard_normal((4, 256)).astype(np.float32)
+    for qt in ("Q8_0", "Q4_K", "Q6_K"):
+        if qt in [str(getattr(t, "name", t)) for t in quants.quantizable_types()]:
+            raw = quants.quantize(w, qt)
+            res["q_" + qt] = np.asarray(raw).tobytes().hex()
+            res["dq_" + qt] = quants.dequantize(raw, qt, w.shape).tobytes().hex()
+            res["dq16_" + qt] = quants.dequantize(raw, qt, w.shape, dtype=np.float16).tobytes().hex()
+except ImportError:
+    pass
 files = {m: sys.modules[m].__file__ for m in _startup.dispatch_state["modules"]}
 print(json.dumps({"level": _startup.dispatch_state["level"], "files": files, "res": res,
                   "finders": sum(isinstance(f, _startup._LevelFinder) for f in sys.meta_path)}))
