@@ -22,10 +22,18 @@ cdef extern from "quantize.h" nogil:
     ctypedef void (*ggml_cy_quantize_fn)(const float * x, void * y, int64_t k)
     ggml_cy_quantize_fn ggml_cy_quantize_fn_of(int type)
 
-# Below this many blocks a call stays on the calling thread (a parallel region costs
-# microseconds; a Q8_0 block takes ~10 ns).
+# Below this much work per thread a call stays on the calling thread: a parallel region
+# costs microseconds (milliseconds when the machine is oversubscribed), a Q8_0 block ~5 ns,
+# a K-quant or MXFP4 block ~1-10 us (the least-squares searches).
 cdef enum:
-    MIN_BLOCKS_PER_THREAD = 256
+    MIN_FAST_BLOCKS_PER_THREAD = 4096
+    MIN_SLOW_BLOCKS_PER_THREAD = 4
+
+
+cdef int64_t min_blocks_per_thread(int type) noexcept nogil:
+    if type in (10, 11, 12, 13, 14, 39):      # Q2_K..Q6_K, MXFP4
+        return MIN_SLOW_BLOCKS_PER_THREAD
+    return MIN_FAST_BLOCKS_PER_THREAD
 
 
 def can_quantize(int type):
@@ -73,8 +81,9 @@ def quantize_flat(const float[::1] src not None, uint8_t[::1] dst not None, int 
     if n_threads < 1:
         n_threads = 1
     cdef int nth = n_threads
-    if nblk < <int64_t>nth * MIN_BLOCKS_PER_THREAD:
-        nth = <int>max(1, nblk // MIN_BLOCKS_PER_THREAD)
+    cdef int64_t per = min_blocks_per_thread(type)
+    if nblk < <int64_t>nth * per:
+        nth = <int>max(1, nblk // per)
     with nogil:
         run_blocks(fn, &src[0], &dst[0], nblk, blck, tsize, nth)
 
