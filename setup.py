@@ -8,6 +8,7 @@ Environment switches (all optional):
   GGML_CY_CUDA_ARCH=...  nvcc targets, e.g. "80;90" (default: sm_80 and sm_90 SASS + PTX)
   CUDA_HOME              where to look for bin/nvcc first (then PATH)
   GGML_CY_ONLY=a,b       developer switch: build only these extension modules
+  GGML_CY_SANITIZE=...   -fsanitize= list (address,undefined / thread), -O1 -g (tools/sanitize.sh)
 """
 import glob
 import importlib.util
@@ -177,6 +178,14 @@ if CUDA_SOURCES and not NVCC and os.environ.get("GGML_CY_CUDA", "1") != "0":
 CFLAGS = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
 CFLAGS += MARCH + ["-fno-math-errno", "-Wno-unused-function", "-Wno-unreachable-code"]
 LDFLAGS = []
+# --- sanitizer builds (tools/sanitize.sh, helper rel): GGML_CY_SANITIZE=address,undefined
+# (or thread) builds with -fsanitize=... at -O1 -g with frame pointers, instead of -O3.
+SANITIZE = os.environ.get("GGML_CY_SANITIZE", "").strip()
+if SANITIZE:
+    CFLAGS = ["-O1", "-g", "-fno-omit-frame-pointer", f"-fsanitize={SANITIZE}"] + \
+        CFLAGS[2:]
+    LDFLAGS += [f"-fsanitize={SANITIZE}"]
+# --- end of sanitizer hunk
 if OPENMP:
     CFLAGS.append("-fopenmp")
     LDFLAGS.append("-fopenmp")

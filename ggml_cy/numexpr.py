@@ -25,7 +25,7 @@ import numpy as np
 
 from ggml_cy.cpu import threads as _threads
 from ggml_cy.expr import language as _lang
-from ggml_cy.expr.evaluate import evaluate as _fused_evaluate
+from ggml_cy.expr.evaluate import evaluate as _fused_evaluate, fused_reduction as _fused_reduction
 
 __all__ = ["evaluate", "re_evaluate", "validate", "NumExpr", "E", "set_num_threads",
            "get_num_threads", "detect_number_of_cores", "use_vml", "ncores", "nthreads",
@@ -155,6 +155,10 @@ def _compute(ex, arrays, out, order, casting, optimization):
             direct = (typed[0] != "reduce" and out is not None
                       and out.dtype == _lang.KIND_DTYPE[body[2]] and out.flags.writeable
                       and 0 not in out.strides)
+            if typed[0] == "reduce" and typed[4] is None and out is None:
+                r = _fused_reduction(typed[1], fused, used)     # leaf by leaf, fused
+                if r is not None:
+                    return np.asarray(_lang._as_kind(r, typed[2]))
             try:
                 shape = np.broadcast_shapes(*(a.shape for a in used.values()))
                 if direct and out.shape == tuple(shape):

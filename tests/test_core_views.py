@@ -267,11 +267,13 @@ def test_cross_context_source_reset_makes_navigation_stale():
         v.view_src.ne
     with pytest.raises(RuntimeError, match="reset"):
         v.src[0].numpy()
-    assert v.ne == (4, 1, 1, 1)                        # the view itself lives in `other`
-    assert arr.tolist() == [7.0] * 4                   # its memory stays valid
-    w = other.view_1d(v, 2, 0)                         # a view of it: equally stale base
+    # the view's header lives in `other`, but its data was a's: like a same-context view
+    # after reset, every use raises (issue 17: it used to read/write the reused memory)
     with pytest.raises(RuntimeError, match="reset"):
-        w.view_src.ne
+        v.ne
+    with pytest.raises(RuntimeError, match="reset"):
+        other.view_1d(v, 2, 0)
+    assert arr.tolist() == [7.0] * 4                   # an earlier array's memory stays valid
     other.reset()                                      # dropping the views forgets that
     b = src_ctx.new_tensor_1d("f32", 4)
     assert other.view_1d(b, 2, 0).view_src == b

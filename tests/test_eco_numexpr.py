@@ -275,3 +275,32 @@ def test_numexpr_own_suite():
     tail = r.stdout[-3000:] + r.stderr[-2000:]
     assert r.returncode == 0, tail
     assert "passed" in r.stdout, tail
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("red", ["sum", "prod", "min", "max"])
+def test_fused_final_reductions_are_numpys_bits(red, dtype):
+    """sum/prod/min/max(expr) over more than one leaf of elements runs fused, leaf by
+    leaf, and gives numpy's bits (sum follows numpy's pairwise tree)."""
+    import importlib
+    ev_mod = importlib.import_module("ggml_cy.expr.evaluate")
+    rng = np.random.default_rng(11)
+    n = 3 * (1 << 16) + 12345
+    a = rng.standard_normal((n // 5, 5)).astype(dtype)
+    b = rng.standard_normal((n // 5, 5)).astype(dtype)
+    body = "1.0 + a*b*0.001" if red == "prod" else "a*b + 2.0"
+    want = getattr(np, red)(eval(body, {}, {"a": a, "b": b}))
+    assert ev_mod.fused_reduction(red, body, {"a": a, "b": b}) is not None
+    got = ggml_cy.evaluate(f"{red}({body})", a=a, b=b)
+    _bitwise(got, want)
+    assert type(got) is type(want)
+    # numexpr's typing (a float constant is float64, so float64 inputs keep one kind):
+    # a 0-d array with numpy's bits too
+    if dtype == np.float64:
+        g2 = ne.evaluate(f"{red}({body})", local_dict={"a": a, "b": b})
+        assert g2.shape == () and g2.dtype == dtype
+        _bitwise(g2, want)
+    # not applicable: broadcast or strided inputs take the unfused path, same bits
+    assert ev_mod.fused_reduction(red, body, {"a": a[::2], "b": b[::2]}) is None
+    _bitwise(ggml_cy.evaluate(f"{red}({body})", a=a[::2], b=b[::2]),
+             getattr(np, red)(eval(body, {}, {"a": a[::2], "b": b[::2]})))

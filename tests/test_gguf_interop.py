@@ -178,3 +178,33 @@ def test_same_content_same_bytes(tmp_path):
                 "tokenizer.ggml.tokens": ["<s>", "</s>", "hi"],
                 "tokenizer.ggml.scores": [0.0, -1.5, 2.25]}, {"a": a, "h": h})
     assert q.read_bytes() == p.read_bytes()
+
+
+def test_quantized_numpy_matches_gguf_py_dequantize(tmp_path):
+    pytest.importorskip("ggml_cy.quants")
+    import gguf.quants
+    p = tmp_path / "q.gguf"
+    rng = np.random.default_rng(3)
+    raws = {}
+    ts = {}
+    for qt, bs, bb in _quant_types():
+        raw = rng.integers(0, 256, (3, 2 * bb), dtype=np.uint8)
+        raws[qt] = raw
+        ts[f"q.{qt.name.lower()}"] = RawTensor(int(qt), (3, 2 * bs), raw)
+    gg.save(p, {}, ts)
+    checked = 0
+    with gg.load(p) as f:
+        for qt, raw in raws.items():
+            try:
+                with np.errstate(all="ignore"):
+                    ref = gguf.quants.dequantize(raw, qt)
+            except NotImplementedError:
+                continue
+            got = f.numpy(f"q.{qt.name.lower()}")
+            if qt.name == "BF16":       # a plain type: numpy() gives the bit patterns
+                from ggml_cy.core._core import bfloat16_to_float32
+                got = bfloat16_to_float32(got)
+            assert got.dtype == np.float32 and got.shape == ref.shape
+            np.testing.assert_array_equal(got, ref.astype(np.float32), err_msg=qt.name)
+            checked += 1
+    assert checked >= 10

@@ -184,3 +184,34 @@ def test_types_table():
         reader.ggml_type("u8")
     with pytest.raises(TypeError):
         reader.ggml_type(1.0)
+
+
+def test_file_changed_after_open_cannot_crash(tmp_path):
+    # lengths rewritten on disk after the parse: decoding notices instead of reading
+    # outside the mapping
+    p = tmp_path / "c.gguf"
+    p.write_bytes(LE.file([LE.kv("s", STR, "hello"), LE.kv("a", ARR, (STR, ["x", "y"])),
+                           LE.kv("n", ARR, (ARR, [(U8, [1])]))]))
+    f = gg.load(p)
+    raw = bytearray(p.read_bytes())
+    pos_s = 24 + 8 + 1 + 4                     # the string's length field
+    with open(p, "r+b") as fh:
+        fh.seek(pos_s)
+        fh.write(struct.pack("<Q", 2**40))
+        tail = raw.rindex(b"\x01") - 8          # the inner array's count
+        fh.seek(tail)
+        fh.write(struct.pack("<Q", 2**62))
+    with pytest.raises(gg.GGUFError, match="changed"):
+        f.metadata["s"]
+    with pytest.raises(gg.GGUFError, match="changed"):
+        f.metadata["n"]
+    assert f.metadata["a"] == ["x", "y"]
+    f.close()
+
+
+def test_mutable_buffer_is_copied():
+    buf = bytearray(small_file())
+    f = gg.load(buf)
+    buf[:] = b"\xff" * len(buf)
+    assert f.metadata["t.sarr"] == ["a", "héllo"]
+    assert f.numpy("b")[0] == 8.0

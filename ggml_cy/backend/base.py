@@ -196,9 +196,21 @@ def _check_range(tensor, offset, size, what):
 
 def tensor_set(tensor, data, offset=0):
     """ggml_backend_tensor_set: copies the bytes of `data` (a numpy array of the tensor's
-    dtype, or any bytes-like object) into tensor's data at byte `offset`."""
+    dtype, or any bytes-like object) into tensor's data at byte `offset`.
+
+    A contiguous tensor takes any byte range inside it. A strided tensor (a view with gaps,
+    permuted, or walking backwards with negative strides) takes only all of its elements
+    at once, in logical order (numpy's C order of ``tensor.shape``), offset 0: they are
+    scattered through its strides, and the bytes between them are left alone. A byte
+    range of a strided tensor is refused (ValueError): its bytes are not one run."""
     buf = _buffer_of(tensor, "tensor_set")
-    if isinstance(data, np.ndarray):
+    if isinstance(data, np.ndarray) and tensor.type.is_quantized:
+        # a quantized tensor takes its blocks as bytes (uint8), e.g. ggml_cy.quantize's output
+        if data.dtype != np.uint8:
+            raise TypeError(f"tensor_set: tensor '{tensor.name}' is {tensor.type}: data must "
+                            f"be its blocks as uint8, not {data.dtype}")
+        raw = np.ascontiguousarray(data).reshape(-1)
+    elif isinstance(data, np.ndarray):
         if data.dtype != tensor.dtype:
             raise TypeError(f"tensor_set: data has dtype {data.dtype}, tensor "
                             f"'{tensor.name}' holds {tensor.dtype}")
@@ -209,6 +221,10 @@ def tensor_set(tensor, data, offset=0):
         except TypeError:
             raise TypeError(f"tensor_set: data must be a numpy array or bytes-like, not "
                             f"{type(data).__name__}") from None
+    if not tensor.is_contiguous:
+        _check_whole(tensor, offset, raw.size, "tensor_set")
+        _strided_set(tensor, buf, raw)
+        return
     _check_range(tensor, offset, raw.size, "tensor_set")
     if buf is None:  # context memory (a tensor of an allocating context)
         _host_bytes(tensor, offset, raw.size)[:] = raw
@@ -218,9 +234,15 @@ def tensor_set(tensor, data, offset=0):
 
 def tensor_get(tensor, offset=0, size=None):
     """ggml_backend_tensor_get. With the defaults: a numpy copy of the tensor (its shape
-    and dtype); with offset/size: that byte range as a uint8 array."""
+    and dtype); with offset/size: that byte range as a uint8 array (contiguous tensors
+    only; a strided tensor is copied out whole, through its strides, any sign)."""
     buf = _buffer_of(tensor, "tensor_get")
     whole = size is None and offset == 0
+    if not tensor.is_contiguous:
+        if not whole:
+            n = _layout(tensor)[4]
+            _check_whole(tensor, offset, n if size is None else size, "tensor_get")
+        return _strided_get(tensor, buf)
     nbytes = _graph.tensor_nbytes(tensor)
     if size is None:
         size = nbytes - offset if isinstance(offset, (int, np.integer)) else 0
@@ -231,22 +253,108 @@ def tensor_get(tensor, offset=0, size=None):
         raw = buf.get_tensor(tensor, offset, size)
     if not whole:
         return raw
-    if tensor.is_contiguous:
-        return raw.view(tensor.dtype).reshape(tensor.shape)
+    return _typed(raw, tensor)
+
+
+def _typed(raw, tensor):
+    """The tensor's bytes as its numpy dtype and shape; a quantized tensor's as uint8 blocks
+    in gguf-py's byte shape (rows, bytes per row): ggml_cy.dequantize(raw, tensor.type,
+    tensor.shape) gives the values."""
+    if tensor.type.is_quantized:
+        shape = tuple(tensor.shape)
+        row = _core.row_size(tensor.type, shape[-1])
+        return np.asarray(raw, dtype=np.uint8).reshape(shape[:-1] + (row,))
+    return raw.view(tensor.dtype).reshape(tensor.shape)
+
+
+# ----------------------------------------------------------------- strided tensors
+def _layout(tensor):
+    """How a strided tensor's elements lie in memory, in storage units (an element, or a
+    block of a quantized type): (units shape, byte strides, unit bytes, (lo, hi) extent
+    relative to data_ptr, logical bytes). Rows of a block type must hold whole blocks."""
+    ne, nb = tensor.ne, tensor.nb
+    t = int(tensor.type)
+    blck_size = getattr(_core, "blck_size", None)     # block types (quantized), if known
+    blck = int(blck_size(t)) if blck_size is not None else 1
+    unit = int(_core.type_size(t))
+    if ne[0] % blck:
+        raise ValueError(f"tensor '{tensor.name}': ne[0]={ne[0]} is not a whole number of "
+                         f"{blck}-element blocks")
+    shape = (ne[3], ne[2], ne[1], ne[0] // blck)
+    strides = (nb[3], nb[2], nb[1], nb[0])
+    lo = hi = 0
+    for n, s in zip(shape, strides):
+        if n > 0:
+            lo += min(0, (n - 1) * s)
+            hi += max(0, (n - 1) * s)
+    count = int(np.prod(shape, dtype=np.int64))
+    if count == 0:
+        return shape, strides, unit, (0, 0), 0
+    return shape, strides, unit, (lo, hi + unit), count * unit
+
+
+def _check_whole(tensor, offset, size, what):
+    n = _layout(tensor)[4]
+    for name, v in (("offset", offset), ("size", size)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"{what}: {name} must be a non-negative integer, got {v!r}")
+    if offset != 0 or size != n:
+        raise ValueError(
+            f"{what}: tensor '{tensor.name}' is strided (nb={tensor.nb}); it moves whole, "
+            f"all {tensor.nelements} elements ({n} bytes) at offset 0, in logical order "
+            f"(got {size} bytes at offset {offset}); byte ranges need a contiguous tensor")
+
+
+def _strided_array(extent, tensor):
+    """uint8 array over `extent` (the bytes [lo, hi) around tensor's data) indexing the
+    tensor's storage units; numpy checks that every unit lies inside the extent."""
+    shape, strides, unit, (lo, hi), _ = _layout(tensor)
+    return np.ndarray(shape + (unit,), dtype=np.uint8, buffer=extent, offset=-lo,
+                      strides=strides + (1,))
+
+
+def _may_overlap(shape, strides, unit):
+    """True unless the units provably lie apart: sorted by |stride|, each stride must
+    clear the span of the dims inside it (a zero stride with more than one index, such
+    as a broadcast view, overlaps)."""
+    span = unit
+    for n, s in sorted(((n, abs(s)) for n, s in zip(shape, strides) if n > 1),
+                       key=lambda d: d[1]):
+        if s < span:
+            return True
+        span = s * (n - 1) + span
+    return False
+
+
+def _strided_set(tensor, buf, raw):
+    shape, strides, unit, (lo, hi), n = _layout(tensor)
+    if n == 0:
+        return
+    if _may_overlap(shape, strides, unit):
+        raise ValueError(f"tensor_set: the elements of tensor '{tensor.name}' overlap "
+                         f"(nb={tensor.nb}): which value a shared element keeps would be "
+                         "arbitrary; write through a view whose elements are distinct")
+    src = raw.reshape(shape + (unit,))
     if buf is None or buf.host_readable:
-        return tensor.numpy().copy()
-    return _strided_copy(raw, tensor)
+        # host memory: scatter in place (the bytes between elements are not touched)
+        _strided_array(_host_bytes(tensor, lo, hi - lo), tensor)[...] = src
+    else:
+        # device memory: read the extent, scatter, write the extent back
+        extent = np.array(buf.get_tensor(tensor, lo, hi - lo), dtype=np.uint8, copy=True)
+        _strided_array(extent, tensor)[...] = src
+        buf.set_tensor(tensor, extent, lo)
 
 
-def _strided_copy(raw, tensor):
-    """The tensor's elements from the raw bytes of its extent (non-negative strides, as
-    every ggml view has)."""
-    if any(s < 0 for s in tensor.strides):
-        raise ValueError("tensor_get: negative strides on a device tensor")
-    itemsize = np.dtype(tensor.dtype).itemsize
-    arr = np.lib.stride_tricks.as_strided(raw, shape=tuple(tensor.shape) + (itemsize,),
-                                          strides=tuple(tensor.strides) + (1,))
-    return np.ascontiguousarray(arr).view(tensor.dtype).reshape(tensor.shape)
+def _strided_get(tensor, buf):
+    shape, _, unit, (lo, hi), n = _layout(tensor)
+    if n == 0:
+        return _typed(np.zeros(0, dtype=np.uint8), tensor)
+    if buf is None or buf.host_readable:
+        extent = _host_bytes(tensor, lo, hi - lo)
+    else:
+        extent = buf.get_tensor(tensor, lo, hi - lo)
+    units = np.ascontiguousarray(_strided_array(extent, tensor))
+    return _typed(units.reshape(-1), tensor)
 
 
 def _host_bytes(tensor, offset, size):

@@ -231,3 +231,8 @@ cdef Tensor wrap_tensor(Context ctx, ggml_tensor * t)
 # overflow.
 cdef int core_extent(int type, const int64_t * ne, const int64_t * nb,
                      int64_t * lo, int64_t * hi) noexcept nogil
+
+# RuntimeError when one of the n tensors reached from ctx (a graph's nodes, leafs) has its
+# header, data, base or a source in a context ctx points into that was reset since
+# (cross-context views, issue 17). Returns 0 at once when none was reset.
+cdef int core_check_foreign_tensors(Context ctx, ggml_tensor ** ts, int n) except -1

@@ -930,6 +930,15 @@ cdef ggml_tensor * core_new_view(Context ctx, ggml_tensor * a, int n_dims,
     if core_extent(a.type, full_ne, full_nb, &lo, &hi) != 0:
         raise OverflowError(f"view ne={_fmt4(full_ne)} nb={_fmt4(full_nb)} spans more "
                             f"than 2**63 bytes")
+    # the element count must fit too: a zero stride keeps the extent small while
+    # ne[0]*...*ne[3] overflows (found by tests/test_fuzz_views.py)
+    cdef int64_t count = 1
+    for i in range(GGML_MAX_DIMS):
+        if gcy_mul_i64(count, full_ne[i], &count):
+            if core_nelements_ne(full_ne) == 0:
+                count = 0
+                break
+            raise OverflowError(f"view ne={_fmt4(full_ne)} has more than 2**63 elements")
     if core_extent(a.type, a.ne, a.nb, &plo, &phi) != 0:
         raise OverflowError("parent tensor extent overflows")
     if gcy_add_i64(offset, lo, &first) or gcy_add_i64(offset, hi, &last):
@@ -974,6 +983,55 @@ cdef ggml_tensor * core_view_tensor(Context ctx, ggml_tensor * a) except NULL:
 cdef inline bint _in_pool(Context c, const void * p) noexcept:
     cdef size_t start = <size_t>c.ctx.mem_buffer
     return start != 0 and start <= <size_t>p < start + c.ctx.mem_size
+
+
+cdef int _check_foreign_data(Context ctx, ggml_tensor * t) except -1:
+    """RuntimeError when t (a tensor of ctx) is a view whose data or base header lies in
+    another context that was reset since ctx first pointed into it: that memory now
+    belongs to whatever the other context holds next (issue 17: such views used to keep
+    reading and writing it)."""
+    cdef Context d
+    gens = None
+    for obj in ctx._deps:
+        d = <Context>obj
+        if gens is None:
+            gens = _DEP_GENERATION.get(ctx, {})
+        if d.generation == gens.get(id(d), d.generation):
+            continue
+        if _in_pool(d, t.data) or (t.view_src != NULL and _in_pool(d, t.view_src)):
+            raise RuntimeError("tensor is a view into another context that was reset "
+                               "since the view was made; the memory it pointed at is gone")
+    return 0
+
+
+cdef int core_check_foreign_tensors(Context ctx, ggml_tensor ** ts, int n) except -1:
+    """RuntimeError when one of the n tensors (reached from ctx: a graph's nodes and
+    leafs) has its header, data, base or a source in a context that ctx points into and
+    that was reset since. Cheap when none of ctx's contexts was reset."""
+    cdef Context d
+    cdef ggml_tensor * t
+    cdef int i, k
+    if not ctx._deps:
+        return 0
+    gens = _DEP_GENERATION.get(ctx, {})
+    stale = [obj for obj in ctx._deps
+             if (<Context>obj).generation != gens.get(id(obj), (<Context>obj).generation)]
+    for obj in stale:
+        d = <Context>obj
+        for i in range(n):
+            t = ts[i]
+            if t == NULL:
+                continue
+            hit = (_in_pool(d, t) or _in_pool(d, t.data)
+                   or (t.view_src != NULL and _in_pool(d, t.view_src)))
+            for k in range(GGML_MAX_SRC):
+                if t.src[k] != NULL and (_in_pool(d, t.src[k]) or _in_pool(d, t.src[k].data)):
+                    hit = True
+            if hit:
+                raise RuntimeError(
+                    f"tensor '{t.name.decode('utf-8', 'replace')}' of this graph uses memory "
+                    "of a context that was reset since the graph was built; build it again")
+    return 0
 
 
 cdef Tensor _wrap_in(Context ctx, ggml_tensor * p):
@@ -1138,6 +1196,11 @@ def _array_ufunc(ufunc, method, inputs, kwargs):
     if out is not None:
         outs = out if isinstance(out, tuple) else (out,)
         if any(isinstance(o, Tensor) for o in outs):
+            for o in outs:
+                if isinstance(o, Tensor) and ggml_cy_is_quantized((<Tensor>o).ptr().type):
+                    raise TypeError(f"a {o.type} tensor cannot be a ufunc's out= (its "
+                                    f"numpy() is a dequantized copy); quantize with "
+                                    f"ggml_cy.quantize and write its raw() instead")
             out_tensors = outs
             kwargs = dict(kwargs)
             kwargs["out"] = tuple(o.numpy() if isinstance(o, Tensor) else o for o in outs)
@@ -1201,6 +1264,8 @@ cdef class Tensor:
         if self.owner.generation != self.generation:
             raise RuntimeError("tensor belongs to a context that was reset since it was "
                                "made; its header is gone")
+        if self.owner._deps:
+            _check_foreign_data(self.owner, self.t)
         return self.t
 
     # ---------------------------------------------------------------- identity
@@ -1238,8 +1303,14 @@ cdef class Tensor:
 
     @property
     def dtype(self):
-        """numpy storage dtype (uint16 for BF16)."""
-        return _NUMPY_DTYPE[GGMLType(self.ptr().type)]
+        """numpy storage dtype (uint16 for BF16). A quantized tensor has none (TypeError):
+        numpy() gives its float32 values, raw() its uint8 blocks."""
+        t = GGMLType(self.ptr().type)
+        if t.is_quantized:
+            raise TypeError(f"a {t} tensor has no numpy storage dtype (its data are blocks "
+                            f"of {t.blck_size} values): numpy() gives float32 values, "
+                            f"raw() the uint8 bytes")
+        return _NUMPY_DTYPE[t]
 
     @property
     def ne(self):
@@ -1432,6 +1503,12 @@ cdef class Tensor:
         """memoryview(t), np.frombuffer(t, ...): zero-copy, writable (context memory is),
         strided as the tensor is; a consumer that asks for contiguous memory of a
         non-contiguous view gets BufferError."""
+        if ggml_cy_is_quantized(self.ptr().type):
+            # numpy() of a quantized tensor is a dequantized copy, not this memory; raising
+            # here also makes np.asarray(t) take __array__ (the float32 values)
+            raise BufferError(f"a {self.type} tensor exports no buffer (its data are "
+                              f"blocks): memoryview(t.raw()) gives the bytes, t.numpy() "
+                              f"the values")
         arr = self.numpy()
         cdef Py_buffer *inner = <Py_buffer *> calloc(1, sizeof(Py_buffer))
         if inner == NULL:
@@ -1475,6 +1552,9 @@ cdef class Tensor:
         if copy:
             raise BufferError("copy=True: ggml_cy exports its memory without copies; "
                               "copy the result instead")
+        if ggml_cy_is_quantized(self.ptr().type):
+            raise BufferError(f"a {self.type} tensor has no DLPack dtype (its data are "
+                              f"blocks); export numpy() (dequantized float32) or raw()")
         arr = self.numpy()
         if max_version is None:
             return arr.__dlpack__()

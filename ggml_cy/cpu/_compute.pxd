@@ -44,7 +44,8 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                         const unsigned char * pinned) except NULL
 cdef void plan_free(gplan * p) noexcept nogil
 # Runs the plan with `work` (plan.work_size bytes, any alignment). Releases nothing
-# itself: call it without the GIL. Returns 0, or -1 when a kernel refused a node.
+# itself: call it without the GIL. Returns 0, -1 when a kernel refused a node, or
+# KERN_INTERRUPTED (-2; _kernels.raise_interrupted raises it) when Ctrl-C stopped it.
 cdef int plan_compute(gplan * p, char * work) noexcept nogil
 
 # Python view of a plan: work_size, n_threads, n_tasks per node, the fused groups.

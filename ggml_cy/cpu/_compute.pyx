@@ -1,11 +1,10 @@
 # The graph executor and the graph-only kernels. See _compute.pxd for the model.
 #
-# Threads: plan_compute opens ONE OpenMP parallel region (through cython.parallel, the
-# thread queries through the _openmp shim) for the whole graph. Every thread walks every
+# Threads: plan_compute runs ONE job on ggml_cy's worker pool (_kernels.pool_run, a
+# fork-safe pthread pool) for the whole graph. Every thread walks every
 # step; a step's work is split over its first n_tasks threads with ggml's ith/nth rule,
-# and all threads meet at a barrier (csrc/graph_barrier.h) before the next step. No
+# and all threads meet at a barrier (the pool's) before the next step. No
 # thread is started per node and the GIL is not held anywhere in here.
-from cython.parallel cimport parallel
 from libc.stdint cimport int64_t, uintptr_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
@@ -13,7 +12,8 @@ from libc.string cimport memcpy, memset
 from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, core_nelements,
                             core_nrows, core_contiguous_strides, GGML_MAX_SRC,
                             GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64)
-from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for)
+from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for,
+                                   pool_run, pool_barrier, check_signals, KERN_INTERRUPTED)
 from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT,
                                 GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
                                 GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
@@ -22,10 +22,31 @@ from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_
                                 ggml_cy_op_is_binary, ggml_cy_op_is_elementwise)
 from ggml_cy.cpu._fused cimport (fuse_group, fuse_build_group, fuse_work_size, fuse_run,
                              extents_overlap)
-from ggml_cy.cpu._openmp cimport gcy_omp_thread_num, gcy_omp_num_threads, GGML_CY_HAVE_OPENMP
 
-cdef extern from "graph_barrier.h" nogil:
-    void gcy_barrier()
+cdef extern from *:
+    """
+    #include <time.h>
+    static inline long long gcy_graph_now_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    }
+    static inline int gcy_load_int(const int * p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+    static inline void gcy_store_int(int * p, int v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+    """
+    long long gcy_graph_now_ns() nogil
+    int gcy_load_int(const int * p) nogil
+    int gcy_store_int(int * p, int v) nogil
+
+# Ctrl-C: the calling thread looks for Python signals between steps, at most this often.
+cdef long long GRAPH_SIGNAL_CHECK_NS = 50000000
+cdef enum:
+    NO_ABORT = 0x7fffffff
+
+ctypedef struct graph_job:
+    gplan * p
+    char * base
+    int abort_at        # set once by thread 0 (Ctrl-C): every thread stops after this step
 
 cdef extern from "kernels_convert.h" nogil:
     void kern_fe_clear()
@@ -41,6 +62,13 @@ cdef extern from *:
     }
     """
     void gcy_fe_or(int * dst, int v) nogil
+
+cdef extern from "dequant_tensor.h" nogil:
+    # copies out of quantized tensors (dequantize, or same-type block copies)
+    int gcy_qcopy_check(const ggml_tensor * dst, const ggml_tensor * src)
+    int gcy_qcopy_kind(const ggml_tensor * dst, const ggml_tensor * src)
+    void gcy_qcopy_part(ggml_tensor * dst, const ggml_tensor * src, int ith, int nth)
+    bint ggml_cy_is_quantized(int type)
 
 cdef extern from "quantize_tensor.h" nogil:
     # copies into a quantized tensor (ggml's way to quantize: cpy f32/f16/bf16 -> q*)
@@ -150,10 +178,19 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
     if op == GGML_OP_MUL_MAT:
         mm_compute(node, ith, nth, <float *> work)
         return 0
+    if is_quant_copy(node):
+        gcy_qcopy_part(node, node.src[0], ith, nth)
+        return 0
     if is_quantizing_copy(node):
         gcy_qz_part(node, node.src[0], ith, nth)
         return 0
     return compute_forward(node, ith, nth)
+
+
+cdef inline bint is_quant_copy(const ggml_tensor * t) noexcept nogil:
+    """A dup/cpy/cont whose source is quantized (dequantize or block copy)."""
+    return ((t.op == GGML_OP_DUP or t.op == GGML_OP_CPY or t.op == GGML_OP_CONT)
+            and t.src[0] != NULL and ggml_cy_is_quantized(t.src[0].type))
 
 
 cdef inline bint is_quantizing_copy(const ggml_tensor * t) noexcept nogil:
@@ -175,8 +212,15 @@ cdef bint needs_barrier(gplan * p, int s, int nth) noexcept nogil:
             or p.steps[s].kind == STEP_TEMP or p.steps[nxt].kind == STEP_TEMP)
 
 
-cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
-    """One thread's walk over every step of the plan (the body of the parallel region)."""
+cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
+    """One thread's walk over every step of the plan (the body of the pool job). Thread 0
+    looks for Ctrl-C between steps; it stops the walk only at a step followed by a barrier
+    (or on one thread), and every thread reads the stop step after that barrier, so all
+    threads leave at the same step and no barrier waits for a thread that left."""
+    cdef gplan * p = job.p
+    cdef char * base = job.base
+    cdef long long next_check = gcy_graph_now_ns() + GRAPH_SIGNAL_CHECK_NS
+    cdef bint barrier
     cdef char * shared = base
     cdef char * mine = base + align64(p.shared_size) + <size_t> ith * p.per_thread_size
     cdef gstep * st
@@ -209,29 +253,45 @@ cdef void run_thread(gplan * p, char * base, int ith, int nth) noexcept nogil:
             tmp.view_src = NULL
             if ith < nt and compute_node(&tmp, ith, nt, mine) < 0:
                 p.error = 1
-            gcy_barrier()
+            pool_barrier()
             memcpy(&back, node, sizeof(ggml_tensor))
             memset(back.src, 0, sizeof(back.src))
             back.src[0] = &tmp
             back.op = GGML_OP_DUP
             if ith < nt and compute_forward(&back, ith, nt) < 0:
                 p.error = 1
-        if s != last and needs_barrier(p, s, nth):
-            gcy_barrier()
+        if s == last:
+            break
+        barrier = nth > 1 and needs_barrier(p, s, nth)
+        if (ith == 0 and (barrier or nth == 1) and gcy_graph_now_ns() >= next_check
+                and gcy_load_int(&job.abort_at) == NO_ABORT):
+            if check_signals() != 0:
+                gcy_store_int(&job.abort_at, s)
+            next_check = gcy_graph_now_ns() + GRAPH_SIGNAL_CHECK_NS
+        if barrier:
+            pool_barrier()
+        if (barrier or nth == 1) and gcy_load_int(&job.abort_at) <= s:
+            break
     gcy_fe_or(&p.fe_flags, kern_fe_test_all())
+
+
+cdef void graph_task(void * arg, int ith, int nth) noexcept nogil:
+    run_thread(<graph_job *>arg, ith, nth)
 
 
 
 cdef int plan_compute(gplan * p, char * work) noexcept nogil:
     cdef char * base = <char *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63))
+    cdef graph_job job
+    job.p = p
+    job.base = base
+    job.abort_at = NO_ABORT
     p.error = 0
     p.fe_flags = 0
-    # a graph of small nodes runs on the calling thread: no region, no wake-ups
-    if p.n_active <= 1 or not GGML_CY_HAVE_OPENMP:
-        run_thread(p, base, 0, 1)
-    else:
-        with parallel(num_threads=p.n_active):
-            run_thread(p, base, gcy_omp_thread_num(), gcy_omp_num_threads())
+    # a graph of small nodes runs on the calling thread (pool_run with 1: no wake-ups)
+    pool_run(graph_task, &job, p.n_active if p.n_active > 1 else 1)
+    if job.abort_at != NO_ABORT:
+        return KERN_INTERRUPTED
     return -1 if p.error else 0
 
 
@@ -277,6 +337,15 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
         ok = t.src[1] != NULL and op_supported(GGML_OP_ADD, t.type, t.src[0].type, t.src[1].type)
     elif ggml_cy_op_is_binary(op):
         ok = t.src[1] != NULL and op_supported(op, t.type, t.src[0].type, t.src[1].type)
+    elif is_quant_copy(t):
+        if not gcy_qcopy_check(t, t.src[0]):
+            raise TypeError(
+                f"node {tensor_label(t)}: the CPU backend copies a "
+                f"{ggml_type_name(t.src[0].type).decode()} tensor into f32, f16, bf16 or the "
+                f"same type, into a contiguous destination or one of the same shape with "
+                f"adjacent elements; got {ggml_type_name(t.type).decode()} ne={list(t.ne)} "
+                f"nb={list(t.nb)}")
+        ok = True
     elif is_quantizing_copy(t):
         if not gcy_qz_check(t, t.src[0]):
             raise TypeError(
@@ -351,6 +420,9 @@ cdef int node_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
         memcpy(&tmp, t, sizeof(ggml_tensor))
         tmp.op = GGML_OP_ADD
         return threads_for(&tmp, n_threads)
+    if is_quant_copy(t):
+        n = core_nelements(t) // MIN_ELEMENTS_PER_THREAD
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     return threads_for(t, n_threads)
 
 
@@ -455,6 +527,9 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
             st.n_tasks = node_tasks(nodes[i], n_threads)
             p.node_tasks[i] = st.n_tasks
             if needs_temp(nodes[i]):
+                if is_quant_copy(nodes[i]) and ggml_cy_is_quantized(nodes[i].type):
+                    raise ValueError(f"node {tensor_label(nodes[i])}: a copy between "
+                                     f"overlapping quantized tensors")
                 if is_quantizing_copy(nodes[i]):
                     raise ValueError(f"node {tensor_label(nodes[i])}: quantizing into a "
                                      f"tensor that overlaps its source")

@@ -1,5 +1,5 @@
 # ggml_cy.cpu._dequant: dequantization kernels (csrc/dequant.h) for ggml's quantized
-# blocks, row-parallel over OpenMP threads. The checked front end is ggml_cy.quants
+# blocks, row-parallel over ggml_cy's worker pool (fork-safe; _kernels.pool_run). The checked front end is ggml_cy.quants
 # (ggml_cy.dequantize); this module trusts its callers for the shapes it documents.
 #
 # Importing it installs the core's dequantize hook, so Tensor.numpy() of a quantized
@@ -10,15 +10,22 @@ from libc.stdint cimport uint8_t, int64_t
 cimport numpy as cnp
 import numpy as np
 
-from ggml_cy.core._core cimport ggml_cy_blck_size, ggml_cy_block_bytes, ggml_cy_is_quantized
+from ggml_cy.core._core cimport (ggml_cy_blck_size, ggml_cy_block_bytes, ggml_cy_is_quantized,
+                                 GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16)
 from ggml_cy.core import _core
 from ggml_cy.cpu.threads import get_num_threads
 
 cnp.import_array()
 
+from ggml_cy.cpu._kernels cimport pool_run
+
 cdef extern from "dequant.h" nogil:
     ctypedef void (*gcy_dq_block_fn)(const void * x, float * y)
     gcy_dq_block_fn gcy_dq_block_of(int type)
+    void gcy_dequant_part(gcy_dq_block_fn fn, int64_t bs, int64_t ts, int64_t osz,
+                          const uint8_t * src, int64_t src_stride, int64_t nrows,
+                          int64_t nblk, char * dst, int64_t dst_stride, int kind,
+                          int ith, int nt)
     int gcy_dequant_rows(int type, const uint8_t * src, int64_t src_stride, int64_t nrows,
                          int64_t nblk, char * dst, int64_t dst_stride, int kind, int nth)
     enum:
@@ -26,8 +33,59 @@ cdef extern from "dequant.h" nogil:
         GCY_DQ_F16
         GCY_DQ_BF16
 
+ctypedef struct dq_job:
+    gcy_dq_block_fn fn
+    int64_t bs, ts, osz, src_stride, nrows, nblk, dst_stride
+    const uint8_t * src
+    char * dst
+    int kind
+
+
+cdef void dq_task(void * arg, int ith, int nth) noexcept nogil:
+    cdef dq_job * j = <dq_job *>arg
+    gcy_dequant_part(j.fn, j.bs, j.ts, j.osz, j.src, j.src_stride, j.nrows, j.nblk, j.dst,
+                     j.dst_stride, j.kind, ith, nth)
+
+
+cdef int dequant_rows_pool(int type, const uint8_t * src, int64_t src_stride, int64_t nrows,
+                           int64_t nblk, char * dst, int64_t dst_stride, int kind,
+                           int nth) noexcept nogil:
+    """gcy_dequant_rows on up to nth threads of the pool (small work: fewer)."""
+    cdef dq_job j
+    cdef int64_t total = nrows * nblk
+    j.fn = gcy_dq_block_of(type)
+    if j.fn == NULL or kind < 0 or kind > 2:
+        return -1
+    if total <= 0:
+        return 0
+    j.bs = ggml_cy_blck_size(type)
+    j.ts = <int64_t>ggml_cy_block_bytes(type)
+    j.osz = 4 if kind == GCY_DQ_F32 else 2
+    j.src = src
+    j.src_stride = src_stride
+    j.nrows = nrows
+    j.nblk = nblk
+    j.dst = dst
+    j.dst_stride = dst_stride
+    j.kind = kind
+    if nth < 1:
+        nth = 1
+    if total < 64 * <int64_t>nth:          # small work: fewer threads
+        nth = <int>(total // 64) if total // 64 > 1 else 1
+    pool_run(dq_task, &j, nth)
+    return 0
+
+
 # output kinds by name (bf16 is written as uint16 bit patterns)
 KINDS = {"float32": GCY_DQ_F32, "float16": GCY_DQ_F16, "bfloat16": GCY_DQ_BF16}
+
+
+def copy_supported(int dst_type, int src_type):
+    """Whether the graph's cpy/cont/dup can copy a src_type tensor into dst_type: a
+    quantized src into f32, f16, bf16 (dequantize) or its own type (block copy)."""
+    if not ggml_cy_is_quantized(src_type) or gcy_dq_block_of(src_type) == NULL:
+        return False
+    return dst_type in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16) or dst_type == src_type
 
 
 def can_dequantize(int type):
@@ -76,7 +134,7 @@ def dequantize_rows(raw, int type, cnp.ndarray out, int kind, int n_threads):
     cdef char * dst = <char *>cnp.PyArray_DATA(out)
     cdef int rc
     with nogil:
-        rc = gcy_dequant_rows(type, src, src_stride, nrows, nblk, dst, nblk * bs * osz, kind,
+        rc = dequant_rows_pool(type, src, src_stride, nrows, nblk, dst, nblk * bs * osz, kind,
                               n_threads)
     if rc != 0:
         raise ValueError(f"dequantize: bad type {type} or kind {kind}")

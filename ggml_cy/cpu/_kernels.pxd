@@ -54,5 +54,23 @@ cdef int threads_for(const ggml_tensor * dst, int n_threads) noexcept nogil
 # (at most 4-D) descriptors.
 cdef int merge_dims(int nd, int64_t * shape, int nops, int64_t ** strides) noexcept nogil
 
-# The process-wide default thread count (set through ggml_cy.cpu.threads).
+# The default thread count: the calling thread's ggml_cy.threads override, else the
+# process-wide default (both set through ggml_cy.cpu.threads).
 cdef int default_num_threads() noexcept nogil
+
+# ggml_cy's worker pool (csrc/gcy_pool.h; fork-safe, replaces OpenMP): fn(arg, ith, nth)
+# runs on nth threads, the caller being ith 0; returns the nth actually used (fn must
+# cope with a smaller one). pool_barrier: the current job's threads meet.
+# One pool per process: other modules call these (never include gcy_pool.h themselves).
+ctypedef void (*gcy_task_fn)(void * arg, int ith, int nth) noexcept nogil
+cdef int pool_run(gcy_task_fn fn, void * arg, int nth) noexcept nogil
+cdef void pool_barrier() noexcept nogil
+
+# compute_parallel's result when Ctrl-C (a Python signal handler that raised) stopped a
+# long call: dst is partly written and the exception is set; raise_interrupted raises it.
+cdef enum:
+    KERN_INTERRUPTED = -2
+cdef int raise_interrupted() except -1
+# -1 (exception set) when a Python signal handler raised, else 0; cheap off the main
+# thread. Takes the GIL: call between chunks of work, on the calling thread only.
+cdef int check_signals() noexcept nogil

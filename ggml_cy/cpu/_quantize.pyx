@@ -5,10 +5,24 @@
 # C-contiguous (nrows, ne0) array quantizes as one run of nrows*ne0/QK blocks: the threads
 # take equal runs of blocks whatever the row shape (one 16M-value row splits as well as
 # 4096 rows). Shapes, dtypes and `out=` are checked by the front end (ggml_cy/quants).
-from cython.parallel cimport parallel
 from libc.stdint cimport int64_t, uint8_t
 
-from ggml_cy.cpu._openmp cimport gcy_omp_thread_num, gcy_omp_num_threads
+from ggml_cy.cpu._kernels cimport pool_run, check_signals, raise_interrupted
+
+cdef extern from *:
+    """
+    #include <time.h>
+    static inline long long gcy_q_now_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    }
+    static inline long long gcy_q_next(long long * c) { return __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }
+    static inline void gcy_q_store(long long * c, long long v) { __atomic_store_n(c, v, __ATOMIC_SEQ_CST); }
+    """
+    long long gcy_q_now_ns() nogil
+    long long gcy_q_next(long long * c) nogil
+    void gcy_q_store(long long * c, long long v) nogil
 
 cdef extern from "ggml_types.h" nogil:
     ctypedef struct ggml_cy_type_traits:
@@ -41,23 +55,59 @@ def can_quantize(int type):
     return ggml_cy_quantize_fn_of(type) != NULL
 
 
-cdef void run_blocks(ggml_cy_quantize_fn fn, const float * src, uint8_t * dst, int64_t nblk,
-                     int64_t blck, int64_t tsize, int nth) noexcept nogil:
-    cdef int ith, n_act
-    cdef int64_t per, b0, b1
-    if nth <= 1:
-        fn(src, dst, nblk * blck)
-        return
-    with parallel(num_threads=nth):
-        ith = gcy_omp_thread_num()
-        n_act = gcy_omp_num_threads()
-        per = (nblk + n_act - 1) // n_act
-        b0 = per * ith
-        b1 = b0 + per
-        if b1 > nblk:
-            b1 = nblk
-        if b0 < b1:
-            fn(src + b0 * blck, dst + b0 * tsize, (b1 - b0) * blck)
+# Threads take chunks of CHUNK_BLOCKS blocks (of the slow types: MIN_SLOW_BLOCKS_PER_THREAD)
+# from a shared counter (the result does not
+# depend on who quantizes which block); the calling thread looks for Ctrl-C between its
+# chunks every SIGNAL_CHECK_NS, and a KeyboardInterrupt stops every thread at its next chunk.
+cdef long long CHUNK_BLOCKS = 4096
+cdef long long SIGNAL_CHECK_NS = 50000000
+
+ctypedef struct q_job:
+    ggml_cy_quantize_fn fn
+    const float * src
+    uint8_t * dst
+    long long nblk, blck, tsize, chunk
+    long long next_chunk
+    int interrupted
+
+
+cdef void q_task(void * arg, int ith, int nth) noexcept nogil:
+    cdef q_job * j = <q_job *>arg
+    cdef long long nchunks = (j.nblk + j.chunk - 1) // j.chunk
+    cdef long long c, b0, b1, next_check = gcy_q_now_ns() + SIGNAL_CHECK_NS
+    while True:
+        if ith == 0 and gcy_q_now_ns() >= next_check:
+            if check_signals() != 0:
+                j.interrupted = 1
+                gcy_q_store(&j.next_chunk, nchunks)
+                return
+            next_check = gcy_q_now_ns() + SIGNAL_CHECK_NS
+        c = gcy_q_next(&j.next_chunk)
+        if c >= nchunks:
+            return
+        b0 = c * j.chunk
+        b1 = b0 + j.chunk
+        if b1 > j.nblk:
+            b1 = j.nblk
+        j.fn(j.src + b0 * j.blck, j.dst + b0 * j.tsize, (b1 - b0) * j.blck)
+
+
+cdef int run_blocks(ggml_cy_quantize_fn fn, const float * src, uint8_t * dst, int64_t nblk,
+                    int64_t blck, int64_t tsize, int nth, long long chunk) noexcept nogil:
+    """Quantizes nblk blocks on up to nth threads of ggml_cy's pool (fork-safe). Returns 0,
+    or 1 when Ctrl-C stopped it (the exception is set)."""
+    cdef q_job j
+    j.fn = fn
+    j.src = src
+    j.dst = dst
+    j.nblk = nblk
+    j.blck = blck
+    j.tsize = tsize
+    j.chunk = chunk
+    j.next_chunk = 0
+    j.interrupted = 0
+    pool_run(q_task, &j, nth if nth > 1 else 1)
+    return j.interrupted
 
 
 def quantize_flat(const float[::1] src not None, uint8_t[::1] dst not None, int type,
@@ -84,8 +134,12 @@ def quantize_flat(const float[::1] src not None, uint8_t[::1] dst not None, int 
     cdef int64_t per = min_blocks_per_thread(type)
     if nblk < <int64_t>nth * per:
         nth = <int>max(1, nblk // per)
+    cdef int stopped
     with nogil:
-        run_blocks(fn, &src[0], &dst[0], nblk, blck, tsize, nth)
+        stopped = run_blocks(fn, &src[0], &dst[0], nblk, blck, tsize, nth,
+                             CHUNK_BLOCKS if per == MIN_FAST_BLOCKS_PER_THREAD else per)
+    if stopped:
+        raise_interrupted()     # Ctrl-C: dst is partly written
 
 
 def type_traits(int type):

@@ -50,8 +50,10 @@ def _make_controller_class(threadpoolctl):
         def get_num_threads(self):
             if not self._ours():
                 return None
-            from ggml_cy.cpu import threads
-            return threads.get_num_threads()
+            # the process-wide default (what set_num_threads sets and threadpool_limits
+            # restores), not a ggml_cy.threads block's thread-local override
+            from ggml_cy.cpu import _kernels
+            return _kernels._get_num_threads()
 
         def set_num_threads(self, num_threads):
             if not self._ours():

@@ -1,8 +1,17 @@
-"""Thread control for the eager numpy-style functions.
+"""Thread control for the eager numpy-style functions, evaluate and the graph.
 
-The thread count is one process-wide setting (not thread-local): ``set_num_threads`` and
-the ``threads`` context manager change it for every Python thread, under a lock. A call's
-``n_threads=`` argument overrides it for that call only.
+Three levels, innermost wins:
+  * a call's ``n_threads=`` argument (that call only);
+  * ``with ggml_cy.threads(n):`` blocks: an override for the Python thread that runs the
+    block (thread-local, so blocks in several Python threads never see or undo each
+    other's settings; nested blocks unwind in order);
+  * ``set_num_threads(n)``: the process-wide default every thread without a block uses.
+``get_num_threads()`` answers for the calling thread (its block's value, else the default).
+
+The threads themselves are ggml_cy's own pthread pool (ggml_cy/cpu/csrc/gcy_pool.h), not
+OpenMP's: it survives fork() (a child made by os.fork or multiprocessing's "fork" method
+starts fresh workers on its first call). ``GGML_CY_SPINCOUNT`` (pause iterations, default
+10000) sets how long an idle worker spins before it sleeps.
 
 The default comes from ``GGML_CY_NUM_THREADS``, then ``OMP_NUM_THREADS`` (its first entry,
 as OpenMP reads a list such as "4,2"), then the CPUs this process may run on
@@ -64,35 +73,43 @@ def default_num_threads():
 
 
 def set_num_threads(n):
-    """Set the default thread count of the eager functions; returns the previous value."""
+    """Set the process-wide default thread count; returns the previous default. A
+    ``threads`` block active in the calling thread still wins there until it exits."""
     n = check_num_threads(n, "n")
     with _lock:
         return _kernels._swap_num_threads(n)
 
 
 def get_num_threads():
-    """The default thread count of the eager functions."""
-    return _kernels._get_num_threads()
+    """The thread count calls from this Python thread use: the innermost active
+    ``threads`` block's value, else the process-wide default."""
+    local = _kernels._get_local_threads()
+    return local if local > 0 else _kernels._get_num_threads()
 
 
 class threads:
     """Context manager: ``with ggml_cy.threads(2): ...`` runs the block with 2 threads.
 
-    The setting is process-wide (every Python thread sees it while the block runs) and is
-    restored on exit, so nested blocks unwind in order. For a per-call setting that does
-    not affect other threads, pass ``n_threads=`` to the function instead.
+    The override belongs to the Python thread that enters the block (other threads keep
+    their own setting), and exit restores exactly what that thread had before, so blocks
+    nest and blocks in several threads interleave freely. The object may be reused and
+    nested; entering it in two threads at once is fine too (each thread keeps its own
+    stack of previous values).
     """
 
     def __init__(self, n):
         self.n = check_num_threads(n, "n")
-        self._previous = []
+        self._previous = threading.local()
 
     def __enter__(self):
-        self._previous.append(set_num_threads(self.n))
+        stack = getattr(self._previous, "stack", None)
+        if stack is None:
+            stack = self._previous.stack = []
+        stack.append(_kernels._set_local_threads(self.n))
         return self
 
     def __exit__(self, *exc):
-        set_num_threads(self._previous.pop())
+        _kernels._set_local_threads(self._previous.stack.pop())
         return False
 
     def __repr__(self):
@@ -100,3 +117,21 @@ class threads:
 
 
 _kernels._swap_num_threads(default_num_threads())
+
+
+def _spin_from_env():
+    """GGML_CY_SPINCOUNT (the same knob ggml_cy.core._startup documents, which warns about
+    malformed values): pause iterations an idle pool worker spins before it sleeps.
+    Unset, empty or "default": the pool's own default (10000)."""
+    raw = os.environ.get("GGML_CY_SPINCOUNT", "").strip()
+    if raw == "" or raw.lower() == "default":
+        return
+    try:
+        spin = int(raw)
+    except ValueError:
+        return
+    if spin >= 0:
+        _kernels._pool_set_spin(spin)
+
+
+_spin_from_env()

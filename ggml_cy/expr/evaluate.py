@@ -712,6 +712,11 @@ def _evaluate_language(expr, n_threads, out, arrays):
                         f"{', '.join(repr(m) for m in missing)} in {_short(expr)} "
                         "(pass them as keyword arguments)")
     n_threads = None if n_threads is None else _threads.check_num_threads(n_threads)
+    if tree[0] == "reduce" and tree[3] is None and out is None:
+        r = fused_reduction(tree[1], _body_source(expr), {n: arrays[n] for n in names},
+                            n_threads)
+        if r is not None:
+            return r
     values = {}
     for name in names:
         v = arrays[name]
@@ -743,3 +748,80 @@ def _evaluate_language(expr, n_threads, out, arrays):
         raise ValueError("evaluate: out is read-only")
     np.copyto(out, r, casting="no")
     return out
+
+
+# ----------------------------------------------------------------------------- reductions
+# A final sum/prod/min/max over all elements, fused with the elementwise pass: the
+# expression is computed in leaves of at most _LEAF elements (a cache-sized buffer, never
+# the whole intermediate) and each leaf is reduced at once. sum follows numpy's pairwise
+# summation tree (a range of n > 128 elements splits at n/2 rounded down to a multiple of
+# 8; the leaves are such ranges), prod multiplies leaf after leaf from the running product
+# (numpy's sequential loop), min/max combine leaf results: all three give numpy's bits.
+_LEAF = 1 << 16
+
+
+def _body_source(expr):
+    node = ast.parse(expr.strip(), mode="eval").body
+    return ast.unparse(node.args[0])
+
+
+def fused_reduction(name, body, arrays, n_threads=None):
+    """numpy's ``np.<name>(<body>)`` over all elements computed leaf by leaf with the
+    fused executor, or None when this does not apply (the body outside the fused grammar,
+    inputs other than same-shape C-contiguous float32/float64 arrays and numbers, fewer
+    than two leaves of elements, or an output dtype other than float32/float64)."""
+    if name not in ("sum", "prod", "min", "max"):
+        return None
+    try:
+        _parse(body)
+    except Exception:
+        return None
+    shape = None
+    flat, scalars = {}, {}
+    for n, v in arrays.items():
+        if isinstance(v, np.ndarray) and type(v) is np.ndarray and v.ndim > 0:
+            if v.dtype not in _TYPES or not v.flags.c_contiguous:
+                return None
+            if shape is None:
+                shape = v.shape
+            elif v.shape != shape:
+                return None
+            flat[n] = v.reshape(-1)
+        elif isinstance(v, (float, int, np.floating)) and not isinstance(v, bool):
+            scalars[n] = v
+        else:
+            return None
+    if shape is None or not flat:
+        return None
+    size = int(np.prod(shape))
+    if size <= _LEAF:
+        return None
+    probe = evaluate(body, **{n: a[:1] for n, a in flat.items()}, **scalars)
+    dtype = np.asarray(probe).dtype
+    if dtype not in _TYPES:
+        return None
+    buf = _aligned_empty((_LEAF,), dtype)
+
+    def leaf(i, n):
+        out = buf[:n]
+        evaluate(body, n_threads=n_threads, out=out,
+                 **{k: a[i:i + n] for k, a in flat.items()}, **scalars)
+        return out
+
+    if name == "sum":
+        def tree(i, n):
+            if n <= _LEAF:
+                return np.add.reduce(leaf(i, n))
+            n2 = n // 2
+            n2 -= n2 % 8
+            return tree(i, n2) + tree(i + n2, n - n2)
+        return tree(0, size)
+    if name == "prod":
+        r = None
+        for i in range(0, size, _LEAF):
+            v = leaf(i, min(_LEAF, size - i))
+            r = np.multiply.reduce(v) if r is None else np.multiply.reduce(v, initial=r)
+        return r
+    reduce = np.minimum.reduce if name == "min" else np.maximum.reduce
+    parts = [reduce(leaf(i, min(_LEAF, size - i))) for i in range(0, size, _LEAF)]
+    return reduce(np.asarray(parts, dtype=dtype))

@@ -666,7 +666,8 @@ cdef class Parsed:
             raise IndexError(i)
         cdef const uint8_t * p = self.ptr()
         cdef uint64_t pos = self.o.kvs[i].val_off
-        return decode(self.buf, p, &pos, self.o.kvs[i].vtype, self.o.swap, numpy_arrays)[0]
+        return decode(self.buf, p, self.size, &pos, self.o.kvs[i].vtype, self.o.swap,
+                      numpy_arrays)[0]
 
     def spec(self, uint64_t i):
         """The full GGUF type of entry i: a GGUFValueType, or for arrays
@@ -676,7 +677,8 @@ cdef class Parsed:
             raise IndexError(i)
         cdef const uint8_t * p = self.ptr()
         cdef uint64_t pos = self.o.kvs[i].val_off
-        return decode(self.buf, p, &pos, self.o.kvs[i].vtype, self.o.swap, True, True)[1]
+        return decode(self.buf, p, self.size, &pos, self.o.kvs[i].vtype, self.o.swap, True,
+                      True)[1]
 
     def value_bytes(self, uint64_t i):
         """(start, end) byte range of entry i's encoded value."""
@@ -736,28 +738,45 @@ cdef object scalar(const uint8_t * p, uint32_t t, bint swap):
     return f64
 
 
-cdef tuple decode(object buf, const uint8_t * p, uint64_t * pos, uint32_t t, bint swap,
-                  bint numpy_arrays, bint want_spec=False):
+cdef inline int _within(uint64_t size, uint64_t pos, uint64_t n) except -1:
+    # the parse validated every length; a file changed on disk since cannot make a read
+    # leave the mapping
+    if pos > size or n > size - pos:
+        raise GGUFError(f"value at byte {pos} now lies outside the file: the file was "
+                        f"changed after it was opened")
+    return 0
+
+
+cdef tuple decode(object buf, const uint8_t * p, uint64_t size, uint64_t * pos, uint32_t t,
+                  bint swap, bint numpy_arrays, bint want_spec=False):
     """(value, spec) of the (already validated) value of type t at pos[0]; pos[0] moves
-    past it."""
+    past it. Every read is bounds-checked again against size."""
     cdef uint64_t n, i, k
     cdef uint32_t et
     if t == T_STR:
+        _within(size, pos[0], 8)
         n = ld64(p + pos[0], swap)
+        _within(size, pos[0] + 8, n)
         s = PyUnicode_DecodeUTF8(<const char *>p + pos[0] + 8, n, NULL)
         pos[0] += 8 + n
         return s, _VT[t]
     if t != T_ARR:
+        _within(size, pos[0], VSIZE[t])
         v = scalar(p + pos[0], t, swap)
         pos[0] += VSIZE[t]
         return v, _VT[t]
+    _within(size, pos[0], 12)
     et = ld32(p + pos[0], swap)
     n = ld64(p + pos[0] + 4, swap)
     pos[0] += 12
+    if et >= T_COUNT or n > size:
+        _within(size, size + 1, 0)
     if et == T_STR:
         out = [None] * n
         for i in range(n):
+            _within(size, pos[0], 8)
             k = ld64(p + pos[0], swap)
+            _within(size, pos[0] + 8, k)
             out[i] = PyUnicode_DecodeUTF8(<const char *>p + pos[0] + 8, k, NULL)
             pos[0] += 8 + k
         return out, (_VT[T_ARR], _VT[T_STR])
@@ -765,7 +784,7 @@ cdef tuple decode(object buf, const uint8_t * p, uint64_t * pos, uint32_t t, bin
         out = [None] * n
         specs = [None] * n if want_spec else None
         for i in range(n):
-            v, sp = decode(buf, p, pos, T_ARR, swap, numpy_arrays, want_spec)
+            v, sp = decode(buf, p, size, pos, T_ARR, swap, numpy_arrays, want_spec)
             out[i] = v
             if want_spec:
                 specs[i] = sp
@@ -777,6 +796,7 @@ cdef tuple decode(object buf, const uint8_t * p, uint64_t * pos, uint32_t t, bin
             return out, (_VT[T_ARR], specs)
         return out, None
     dt = (_DTYPES_BE if swap else _DTYPES)[et]
+    _within(size, pos[0], n * VSIZE[et])
     arr = np.frombuffer(buf, dtype=dt, count=<Py_ssize_t>n, offset=<Py_ssize_t>pos[0])
     pos[0] += n * VSIZE[et]
     if et == T_BOOL:

@@ -174,7 +174,10 @@ class GGUFFile:
         if isinstance(path, (bytes, bytearray, memoryview, np.ndarray)):
             # an in-memory file (tests, fuzzing, data already read)
             self.path = "<memory>"
-            buf = np.frombuffer(path, dtype=np.uint8)
+            # an immutable copy unless given bytes: a buffer changed after parsing could
+            # point reads anywhere
+            buf = np.frombuffer(path if isinstance(path, bytes) else bytes(path),
+                                dtype=np.uint8)
             if buf.size == 0:
                 raise _error("magic at byte 0: the file is empty (0 bytes), not a GGUF file",
                              0)

@@ -323,6 +323,7 @@ def _pad(n, a):
 
 
 _TOFILE_MIN = 1 << 20
+_WRITE_PIECE = 64 << 20     # bytes per tofile call of a big tensor (signal checks between)
 
 
 def _nbytes(t, ne):
@@ -597,7 +598,11 @@ class GGUFWriter:
         if self._own and isinstance(b, np.ndarray) and b.nbytes >= _TOFILE_MIN:
             # numpy's tofile (stdio's fwrite on a dup of the descriptor) measured clearly
             # faster than io's write of the same buffer for large tensors (bench gguf)
-            b.tofile(self._f)
+            # in pieces, so that Ctrl-C (KeyboardInterrupt) is seen between them during a
+            # big write instead of at its end (issue 17)
+            raw = np.ascontiguousarray(b).reshape(-1).view(np.uint8)
+            for i in range(0, raw.size, _WRITE_PIECE):
+                raw[i:i + _WRITE_PIECE].tofile(self._f)
         else:
             self._f.write(b)
         self._pos += len(b) if isinstance(b, bytes) else memoryview(b).nbytes

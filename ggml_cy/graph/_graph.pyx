@@ -10,13 +10,15 @@ from ggml_cy.core._core cimport (Context, Tensor, ggml_tensor, ggml_object, ggml
                             core_new_object, core_new_tensor, core_view_tensor, wrap_tensor,
                             core_set_name, core_nelements, core_nbytes, GGML_MAX_SRC,
                             GGML_OBJECT_TYPE_GRAPH, GGML_OBJECT_TYPE_WORK_BUFFER,
-                            GGML_TENSOR_FLAG_OUTPUT, GGML_TENSOR_FLAG_PARAM)
+                            GGML_TENSOR_FLAG_OUTPUT, GGML_TENSOR_FLAG_PARAM,
+                            core_check_foreign_tensors)
 from ggml_cy.cpu._kernels cimport op_name
 from ggml_cy.core._ops cimport GGML_OP_COUNT
 from ggml_cy.cpu._kernels cimport op_supported
 from ggml_cy.core._ops cimport GGML_OP_NONE
 from ggml_cy.cpu._kernels import op_names
 from ggml_cy.cpu._compute cimport Plan, make_plan, plan_compute, gplan, check_node
+from ggml_cy.cpu._kernels cimport KERN_INTERRUPTED, raise_interrupted
 
 from ggml_cy.core._core import ContextMemoryError
 from ggml_cy.cpu import threads as _threads
@@ -183,6 +185,10 @@ cdef class Graph:
         cdef ggml_cgraph * g = self.live()
         cdef ggml_tensor * root = tensor.ptr()
         cdef int n_nodes0 = g.n_nodes, n_leafs0 = g.n_leafs, auto0 = g.n_auto_named
+        if tensor.owner is not self.ctx:
+            # the graph's context keeps the tensors' contexts alive and notices their
+            # resets (compute refuses a graph whose memory was reset: issue 17)
+            self.ctx.keep_alive(tensor.owner)
         # explicit stack (tensor, next src index): no recursion limit on long chains
         cdef size_t cap = 64, depth = 0
         cdef ggml_tensor ** stack_t = <ggml_tensor **> malloc(cap * sizeof(ggml_tensor *))
@@ -462,8 +468,14 @@ cdef class Graph:
     cdef int _run(self, Plan plan, char * work) except -1:
         cdef gplan * p = plan.p
         cdef int rc
+        cdef ggml_cgraph * g = self.live()
+        # a cross-context view whose base's context was reset since: refuse, never read it
+        core_check_foreign_tensors(self.ctx, g.nodes, g.n_nodes)
+        core_check_foreign_tensors(self.ctx, g.leafs, g.n_leafs)
         with nogil:
             rc = plan_compute(p, work)
+        if rc == KERN_INTERRUPTED:
+            raise_interrupted()     # Ctrl-C between steps (KeyboardInterrupt)
         if rc != 0:
             raise RuntimeError("a CPU kernel refused a node of this graph (unsupported "
                                "op/type combination)")

@@ -26,7 +26,7 @@ from ggml_cy.core._core cimport (ggml_tensor, core_init_header, ggml_type_size,
                             GGML_TYPE_I32, GGML_TYPE_I64, GGML_TYPE_F64, GGML_TYPE_BF16,
                             GGML_TYPE_U8, GGML_TYPE_BOOL)
 from ggml_cy.cpu._kernels cimport (default_num_threads, compute_parallel, merge_dims,
-                                   op_supported)
+                                   op_supported, KERN_INTERRUPTED, raise_interrupted)
 from ggml_cy.core._ops cimport *
 from ggml_cy.core._dtypes cimport ggml_type_of_typenum, typenum_of_ggml_type
 
@@ -454,6 +454,8 @@ cdef int cast_into(cnp.ndarray dst, int tdst, cnp.ndarray src, int tsrc, int nth
     types[1] = tsrc
     with nogil:
         rc = run_elementwise(GGML_OP_DUP, NULL, 2, data, types, nd, shape, strides, nth)
+    if rc == KERN_INTERRUPTED:
+        raise_interrupted()    # Ctrl-C in a long call
     return rc
 
 
@@ -773,6 +775,8 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
     types[0] = loop.tout
     with nogil:
         rc = run_elementwise(op, params, nops, data, types, nd, shape, strides, nth)
+    if rc == KERN_INTERRUPTED:
+        raise_interrupted()    # Ctrl-C in a long call
     if rc < 0:
         return fallback(op, args, out, dtype, kwargs)
     flags |= rc

@@ -592,41 +592,41 @@ static inline void gcy_dq_run(gcy_dq_block_fn fn, int64_t bs, int64_t ts, const 
     }
 }
 
-/* Dequantizes nrows rows of nblk blocks each: row r's blocks start at src + r*src_stride
- * (bytes), its values go to dst + r*dst_stride (bytes). Work is the flat range of
- * nrows*nblk blocks split evenly over nth threads. Returns 0, or -1 for a type without a
- * dequantizer or a bad kind. */
+/* Thread ith of nt: its even share of the flat range of nrows*nblk blocks (rows of nblk
+ * blocks: row r's blocks start at src + r*src_stride bytes, its values go to
+ * dst + r*dst_stride bytes). fn/bs/ts/osz as gcy_dequant_rows computes them. */
+static inline void gcy_dequant_part(gcy_dq_block_fn fn, int64_t bs, int64_t ts, int64_t osz,
+                                    const uint8_t * src, int64_t src_stride, int64_t nrows,
+                                    int64_t nblk, char * dst, int64_t dst_stride, int kind,
+                                    int ith, int nt) {
+    const int64_t total = nrows * nblk;
+    int64_t b0 = total * ith / nt, b1 = total * (ith + 1) / nt;
+    while (b0 < b1) {
+        const int64_t r = b0 / nblk, c = b0 % nblk;
+        int64_t n = nblk - c;
+        if (n > b1 - b0)
+            n = b1 - b0;
+        gcy_dq_run(fn, bs, ts, src + r * src_stride + c * ts,
+                   dst + r * dst_stride + c * bs * osz, n, kind);
+        b0 += n;
+    }
+}
+
+/* Dequantizes nrows rows of nblk blocks each (see gcy_dequant_part) on the calling thread.
+ * Returns 0, or -1 for a type without a dequantizer or a bad kind. The threaded entry is
+ * _dequant.pyx's (ggml_cy's fork-safe pool, not OpenMP). */
 static inline int gcy_dequant_rows(int type, const uint8_t * src, int64_t src_stride,
                                    int64_t nrows, int64_t nblk, char * dst, int64_t dst_stride,
                                    int kind, int nth) {
     gcy_dq_block_fn fn = gcy_dq_block_of(type);
+    (void)nth;
     if (!fn || kind < 0 || kind > 2)
         return -1;
     const int64_t bs = ggml_cy_blck_size(type), ts = (int64_t)ggml_cy_block_bytes(type);
     const int64_t osz = kind == GCY_DQ_F32 ? 4 : 2;
-    const int64_t total = nrows * nblk;
-    if (total <= 0)
+    if (nrows * nblk <= 0)
         return 0;
-    if (nth < 1)
-        nth = 1;
-    if (total < 64 * (int64_t)nth)     /* small work: fewer threads */
-        nth = (int)(total / 64) > 1 ? (int)(total / 64) : 1;
-#if GGML_CY_HAVE_OPENMP
-#pragma omp parallel num_threads(nth) if (nth > 1)
-#endif
-    {
-        const int ith = gcy_omp_thread_num(), nt = gcy_omp_num_threads();
-        int64_t b0 = total * ith / nt, b1 = total * (ith + 1) / nt;
-        while (b0 < b1) {
-            const int64_t r = b0 / nblk, c = b0 % nblk;
-            int64_t n = nblk - c;
-            if (n > b1 - b0)
-                n = b1 - b0;
-            gcy_dq_run(fn, bs, ts, src + r * src_stride + c * ts,
-                       dst + r * dst_stride + c * bs * osz, n, kind);
-            b0 += n;
-        }
-    }
+    gcy_dequant_part(fn, bs, ts, osz, src, src_stride, nrows, nblk, dst, dst_stride, kind, 0, 1);
     return 0;
 }
 

@@ -1,0 +1,338 @@
+/* ggml_cy's own worker pool (pthreads), used by every parallel region of the CPU kernels
+ * and the graph executor instead of OpenMP.
+ *
+ * Why not OpenMP: GNU libgomp's thread pool does not survive fork(). After the parent has
+ * run one parallel region, a child made by fork() (multiprocessing's "fork" start method,
+ * Dask's process scheduler, DataLoader workers, pre-forking servers) hangs forever in its
+ * first parallel region, and libgomp cannot be re-initialised. This pool registers
+ * pthread_atfork handlers: in the child the parent's workers (which do not exist there) are
+ * forgotten and the next call starts fresh ones, so the child runs multithreaded and
+ * correct right away, whichever thread forked (even while another thread of the parent was
+ * inside a call: its team is simply abandoned in the child).
+ *
+ * Model: a caller asks for nth threads; it takes a *team* (nth-1 sleeping workers) from a
+ * free list, or makes one, runs fn(arg, 0, nth) itself while workers 1..nth-1 run
+ * fn(arg, i, nth), waits for them and puts the team back. Several Python threads calling
+ * at once take different teams (as OpenMP gives each master thread its own team). A call
+ * from inside a team thread (nested) runs on the calling thread alone (nth = 1).
+ * Workers spin briefly after a job (back-to-back calls stay cheap), then sleep on a
+ * condition variable; they block every signal (Python's handlers run on the caller).
+ *
+ * gcy_pool_barrier(): all nth threads of the current job meet (the graph executor's
+ * barrier between nodes). Spin, then sleep.
+ */
+#ifndef GGML_CY_POOL_H
+#define GGML_CY_POOL_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define GCY_PAUSE() _mm_pause()
+#elif defined(__aarch64__)
+#define GCY_PAUSE() __asm__ __volatile__("yield")
+#else
+#define GCY_PAUSE() ((void)0)
+#endif
+
+typedef void (*gcy_task_fn)(void * arg, int ith, int nth);
+
+#define GCY_SEQ __ATOMIC_SEQ_CST
+#define GCY_MAX_CACHED_TEAMS 8
+
+typedef struct gcy_team {
+    struct gcy_team * next_free;
+    int n_workers;                 /* worker threads running (team size n_workers + 1) */
+    int cap_workers;
+    pthread_t * tids;
+    /* the current job (written by the caller before gen is bumped) */
+    gcy_task_fn fn;
+    void * arg;
+    int nth;
+    unsigned gen;                  /* job generation: workers wait for it to change */
+    int pending;                   /* workers of the current job still running */
+    int sleepers;                  /* workers asleep on cv_work */
+    int quit;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_done;
+    /* barrier */
+    int bar_count;
+    unsigned bar_gen;
+    int bar_sleepers;
+    pthread_cond_t cv_bar;
+} gcy_team;
+
+typedef struct {
+    gcy_team * team;
+    int index;
+    unsigned gen;                  /* the team's generation when the worker started */
+} gcy_worker_arg;
+
+static pthread_mutex_t gcy_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static gcy_team * gcy_free_teams = NULL;
+static int gcy_n_cached = 0;
+static unsigned gcy_fork_epoch = 0;     /* bumped in every fork child */
+static int gcy_atfork_done = 0;
+static int gcy_spin = 10000;            /* pause iterations before sleeping */
+static __thread gcy_team * gcy_cur_team = NULL;
+static __thread int gcy_cur_nth = 1;
+
+static void gcy_wait_gen(unsigned * gen, unsigned seen, int * sleepers,
+                         pthread_mutex_t * mu, pthread_cond_t * cv, const int * quit) {
+    int i;
+    for (i = 0; i < gcy_spin; i++) {
+        if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != seen) return;
+        if (quit && __atomic_load_n(quit, __ATOMIC_ACQUIRE)) return;
+        GCY_PAUSE();
+    }
+    pthread_mutex_lock(mu);
+    __atomic_add_fetch(sleepers, 1, GCY_SEQ);
+    while (__atomic_load_n(gen, GCY_SEQ) == seen && !(quit && __atomic_load_n(quit, GCY_SEQ)))
+        pthread_cond_wait(cv, mu);
+    __atomic_sub_fetch(sleepers, 1, GCY_SEQ);
+    pthread_mutex_unlock(mu);
+}
+
+static void gcy_wake(unsigned * gen, int * sleepers, pthread_mutex_t * mu,
+                     pthread_cond_t * cv) {
+    __atomic_add_fetch(gen, 1, GCY_SEQ);
+    if (__atomic_load_n(sleepers, GCY_SEQ) > 0) {
+        pthread_mutex_lock(mu);
+        pthread_cond_broadcast(cv);
+        pthread_mutex_unlock(mu);
+    }
+}
+
+static void * gcy_worker_main(void * p) {
+    gcy_worker_arg wa = *(gcy_worker_arg *)p;
+    free(p);
+    gcy_team * t = wa.team;
+    unsigned seen = wa.gen;
+    for (;;) {
+        gcy_wait_gen(&t->gen, seen, &t->sleepers, &t->mu, &t->cv_work, &t->quit);
+        if (__atomic_load_n(&t->quit, __ATOMIC_ACQUIRE)) break;
+        seen = __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE);
+        int nth = t->nth;
+        if (wa.index < nth) {
+            gcy_cur_team = t;
+            gcy_cur_nth = nth;
+            t->fn(t->arg, wa.index, nth);
+            gcy_cur_team = NULL;
+            gcy_cur_nth = 1;
+        }
+        /* every worker acknowledges every job (participant or not), so the caller never
+         * rewrites fn/arg/nth while a worker may still read them */
+        if (__atomic_sub_fetch(&t->pending, 1, GCY_SEQ) == 0) {
+            pthread_mutex_lock(&t->mu);
+            pthread_cond_broadcast(&t->cv_done);
+            pthread_mutex_unlock(&t->mu);
+        }
+    }
+    return NULL;
+}
+
+/* Starts workers until the team has `want`; returns how many it has (fewer when the
+ * system refuses threads). */
+static int gcy_team_grow(gcy_team * t, int want) {
+    if (want > t->cap_workers) {
+        pthread_t * nt = (pthread_t *)realloc(t->tids, sizeof(pthread_t) * (size_t)want);
+        if (!nt) return t->n_workers;
+        t->tids = nt;
+        t->cap_workers = want;
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);   /* workers inherit "all blocked" */
+    while (t->n_workers < want) {
+        gcy_worker_arg * wa = (gcy_worker_arg *)malloc(sizeof(gcy_worker_arg));
+        if (!wa) break;
+        wa->team = t;
+        wa->index = t->n_workers + 1;
+        wa->gen = __atomic_load_n(&t->gen, GCY_SEQ);   /* no job runs while growing */
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 4u << 20);
+        int rc = pthread_create(&t->tids[t->n_workers], &attr, gcy_worker_main, wa);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) { free(wa); break; }
+        t->n_workers++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return t->n_workers;
+}
+
+static gcy_team * gcy_team_new(void) {
+    gcy_team * t = (gcy_team *)calloc(1, sizeof(gcy_team));
+    if (!t) return NULL;
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv_work, NULL);
+    pthread_cond_init(&t->cv_done, NULL);
+    pthread_cond_init(&t->cv_bar, NULL);
+    return t;
+}
+
+static void gcy_team_destroy(gcy_team * t) {
+    int i;
+    __atomic_store_n(&t->quit, 1, GCY_SEQ);
+    pthread_mutex_lock(&t->mu);
+    pthread_cond_broadcast(&t->cv_work);
+    pthread_mutex_unlock(&t->mu);
+    for (i = 0; i < t->n_workers; i++) pthread_join(t->tids[i], NULL);
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->cv_work);
+    pthread_cond_destroy(&t->cv_done);
+    pthread_cond_destroy(&t->cv_bar);
+    free(t->tids);
+    free(t);
+}
+
+/* --- fork handling. prepare: hold the pool lock so the child never inherits it taken in
+ * the middle of a free-list update; child: forget every team (their threads are not in
+ * the child; the memory is leaked on purpose: a team that another parent thread was
+ * using may be half-way through a job and must not be touched) and start over. */
+static pthread_t gcy_main_thread;
+static int gcy_main_known = 0;
+static void gcy_set_main_thread(void) { gcy_main_thread = pthread_self(); gcy_main_known = 1; }
+static int gcy_is_main_thread(void) {
+    return gcy_main_known && pthread_equal(gcy_main_thread, pthread_self());
+}
+
+static void gcy_atfork_prepare(void) { pthread_mutex_lock(&gcy_pool_mu); }
+static void gcy_atfork_parent(void) { pthread_mutex_unlock(&gcy_pool_mu); }
+static void gcy_atfork_child(void) {
+    pthread_mutex_init(&gcy_pool_mu, NULL);
+    gcy_free_teams = NULL;
+    gcy_n_cached = 0;
+    gcy_fork_epoch++;
+    gcy_cur_team = NULL;
+    gcy_cur_nth = 1;
+    gcy_set_main_thread();          /* Python makes the forking thread the child's main */
+}
+
+static void gcy_pool_init(int spin) {
+    if (spin >= 0) gcy_spin = spin;
+    if (!gcy_atfork_done) {
+        gcy_atfork_done = 1;
+        pthread_atfork(gcy_atfork_prepare, gcy_atfork_parent, gcy_atfork_child);
+    }
+}
+
+static unsigned gcy_pool_fork_epoch(void) { return gcy_fork_epoch; }
+
+/* Runs fn(arg, ith, nth) on nth threads (the caller is ith 0). Returns the number of
+ * threads used: nth, or fewer (down to 1) when threads could not be started or the call
+ * is nested inside a job. fn must then cope with the smaller nth it is given. */
+static int gcy_pool_run(gcy_task_fn fn, void * arg, int nth) {
+    if (nth <= 1 || gcy_cur_team != NULL) {
+        gcy_team * saved = gcy_cur_team;
+        int saved_nth = gcy_cur_nth;
+        gcy_cur_team = NULL;
+        gcy_cur_nth = 1;
+        fn(arg, 0, 1);
+        gcy_cur_team = saved;
+        gcy_cur_nth = saved_nth;
+        return 1;
+    }
+    gcy_team * t = NULL, ** pp;
+    pthread_mutex_lock(&gcy_pool_mu);
+    /* the smallest cached team that is big enough, else the biggest one (grown) */
+    gcy_team ** best = NULL;
+    for (pp = &gcy_free_teams; *pp; pp = &(*pp)->next_free) {
+        if (!best) { best = pp; continue; }
+        int have = (*pp)->n_workers, bh = (*best)->n_workers;
+        if ((have >= nth - 1 && (bh < nth - 1 || have < bh)) || (bh < nth - 1 && have > bh))
+            best = pp;
+    }
+    if (best) {
+        t = *best;
+        *best = t->next_free;
+        t->next_free = NULL;
+        gcy_n_cached--;
+    }
+    pthread_mutex_unlock(&gcy_pool_mu);
+    if (!t) t = gcy_team_new();
+    if (!t) { fn(arg, 0, 1); return 1; }
+    int got = gcy_team_grow(t, nth - 1);
+    if (got < nth - 1) nth = got + 1;
+    if (nth > 1) {
+        t->fn = fn;
+        t->arg = arg;
+        t->nth = nth;
+        t->bar_count = 0;
+        __atomic_store_n(&t->pending, t->n_workers, GCY_SEQ);
+        gcy_wake(&t->gen, &t->sleepers, &t->mu, &t->cv_work);
+        gcy_cur_team = t;
+        gcy_cur_nth = nth;
+        fn(arg, 0, nth);
+        gcy_cur_team = NULL;
+        gcy_cur_nth = 1;
+        int i;
+        for (i = 0; i < gcy_spin && __atomic_load_n(&t->pending, __ATOMIC_ACQUIRE); i++)
+            GCY_PAUSE();
+        if (__atomic_load_n(&t->pending, __ATOMIC_ACQUIRE)) {
+            pthread_mutex_lock(&t->mu);
+            while (__atomic_load_n(&t->pending, GCY_SEQ))
+                pthread_cond_wait(&t->cv_done, &t->mu);
+            pthread_mutex_unlock(&t->mu);
+        }
+    } else {
+        fn(arg, 0, 1);
+    }
+    /* back to the free list (unless a fork happened meanwhile: then this is the child,
+     * and the team's workers do not exist here) */
+    int keep = 0;
+    pthread_mutex_lock(&gcy_pool_mu);
+    if (gcy_n_cached < GCY_MAX_CACHED_TEAMS) {
+        t->next_free = gcy_free_teams;
+        gcy_free_teams = t;
+        gcy_n_cached++;
+        keep = 1;
+    }
+    pthread_mutex_unlock(&gcy_pool_mu);
+    if (!keep) gcy_team_destroy(t);
+    return nth;
+}
+
+/* Barrier of the current job's threads (no-op outside a job or with one thread). */
+static void gcy_pool_barrier(void) {
+    gcy_team * t = gcy_cur_team;
+    int nth = gcy_cur_nth;
+    if (t == NULL || nth <= 1) return;
+    unsigned g = __atomic_load_n(&t->bar_gen, GCY_SEQ);
+    if (__atomic_add_fetch(&t->bar_count, 1, GCY_SEQ) == nth) {
+        __atomic_store_n(&t->bar_count, 0, GCY_SEQ);
+        gcy_wake(&t->bar_gen, &t->bar_sleepers, &t->mu, &t->cv_bar);
+        return;
+    }
+    gcy_wait_gen(&t->bar_gen, g, &t->bar_sleepers, &t->mu, &t->cv_bar, NULL);
+}
+
+/* Workers currently started over all cached teams (tests). */
+static int gcy_pool_cached_workers(void) {
+    int n = 0;
+    gcy_team * t;
+    pthread_mutex_lock(&gcy_pool_mu);
+    for (t = gcy_free_teams; t; t = t->next_free) n += t->n_workers;
+    pthread_mutex_unlock(&gcy_pool_mu);
+    return n;
+}
+
+/* ggml_cy.threads(n) blocks: the calling thread's override of the default (0: none). */
+static __thread int gcy_tl_threads = 0;
+static int gcy_tl_threads_get(void) { return gcy_tl_threads; }
+static void gcy_tl_threads_set(int n) { gcy_tl_threads = n; }
+
+static int64_t gcy_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void gcy_store_i64(int64_t * p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+
+#endif

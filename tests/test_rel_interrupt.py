@@ -1,0 +1,162 @@
+"""Ctrl-C during one long call (issue 17, item 2): SIGINT arriving while a long eager call or
+graph compute runs raises KeyboardInterrupt within about a second (not at the end of the
+call), and ggml_cy stays usable (correct results afterwards, on several threads).
+
+Which calls check (README "Reliability"): eager elementwise functions with at least
+2**23 output elements (between chunks of 2**21 elements, on the calling thread, every
+50 ms); graph compute / evaluate between graph steps (every 50 ms); quantize between
+chunks of 4096 blocks (every 50 ms); GGUF writes between 64 MiB pieces of a tensor."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+TIMEOUT = 180
+
+PRELUDE = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import numpy as np
+    import ggml_cy
+
+    def interrupted_after(delay, fn):
+        '''Runs fn with a SIGINT sent `delay` s after the start. Returns (finished,
+        seconds from the signal to the KeyboardInterrupt, total seconds).'''
+        finished = [False]
+        sent = [None]
+
+        def fire():
+            sent[0] = time.perf_counter()
+            os.kill(os.getpid(), signal.SIGINT)
+
+        timer = threading.Timer(delay, fire)
+        t0 = time.perf_counter()
+        timer.start()
+        try:
+            fn()
+            finished[0] = True
+            time.sleep(5)       # the signal, if still on its way, lands here
+        except KeyboardInterrupt:
+            pass
+        t1 = time.perf_counter()
+        timer.join()
+        return finished[0], t1 - (sent[0] or t1), t1 - t0
+
+    def timed(fn):
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+""")
+
+
+def _run(body):
+    code = PRELUDE + textwrap.dedent(body)
+    try:
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=TIMEOUT)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"hung (> {TIMEOUT} s): {e.stdout!r} {e.stderr!r}")
+    assert p.returncode == 0, f"rc={p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
+    return p.stdout
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_ctrl_c_in_a_2e8_element_add(n_threads):
+    out = _run(f"""
+        a = np.arange(20000, dtype=np.float32).reshape(20000, 1)
+        b = np.arange(10000, dtype=np.float32)
+        # 2e8 elements into a fresh result (its pages are first touched by the kernel)
+        full = timed(lambda: ggml_cy.add(a, b, n_threads={n_threads}))
+        delay = min(0.1, full / 5)
+        finished, latency, total = interrupted_after(
+            delay, lambda: ggml_cy.add(a, b, n_threads={n_threads}))
+        print("full", full, "latency", latency, "total", total)
+        assert not finished, "the call ran to its end"
+        assert latency < 1.0, latency
+        assert total < full, (total, full)
+        # still usable, and correct
+        out = ggml_cy.add(a, b, n_threads={n_threads})
+        assert np.array_equal(out[::997], (a + b)[::997])
+        del out
+        x = np.linspace(-1, 1, 3_000_000, dtype=np.float32)
+        assert np.array_equal(ggml_cy.multiply(x, x, n_threads=2), x * x)
+        print("ok")
+    """)
+    assert "ok" in out
+
+
+@pytest.mark.parametrize("fuse", [False, True])
+def test_ctrl_c_in_a_long_graph_compute(fuse):
+    out = _run(f"""
+        ctx = ggml_cy.Context(64 << 20)
+        x = ctx.tensor_from(np.ones(2_000_000, np.float32))
+        r = x
+        for i in range(1500):
+            r = ctx.scale_inplace(r, 1.0)
+        g = ctx.new_graph(4096).build_forward_expand(r)
+        full = timed(lambda: g.compute(2, fuse={fuse}))
+        delay = min(0.1, full / 5)
+        finished, latency, total = interrupted_after(delay, lambda: g.compute(2, fuse={fuse}))
+        print("full", full, "latency", latency, "total", total)
+        assert not finished and latency < 1.0 and total < full, (latency, total, full)
+        # usable afterwards: a fresh graph computes correctly
+        ctx2 = ggml_cy.Context(16 << 20)
+        p = ctx2.tensor_from(np.arange(1_000_000, dtype=np.float32))
+        q = ctx2.add(p, p)
+        ctx2.new_graph().build_forward_expand(q).compute(2)
+        assert np.array_equal(q.numpy(), np.arange(1_000_000, dtype=np.float32) * 2)
+        print("ok")
+    """)
+    assert "ok" in out
+
+
+def test_ctrl_c_between_evaluate_calls_still_works():
+    out = _run("""
+        a = np.linspace(0, 1, 1_000_000)
+        def loop():
+            while True:
+                ggml_cy.evaluate("a * a + 1", a=a)
+        finished, latency, total = interrupted_after(0.2, loop)
+        assert not finished and latency < 1.0, latency
+        assert np.array_equal(ggml_cy.evaluate("a * a + 1", a=a), a * a + 1)
+        print("ok")
+    """)
+    assert "ok" in out
+
+
+def test_ctrl_c_in_a_big_quantization():
+    out = _run("""
+        x = np.random.default_rng(0).standard_normal(1 << 24).astype(np.float32)
+        full = timed(lambda: ggml_cy.quantize(x, "q4_K", n_threads=2))
+        delay = min(0.1, full / 5)
+        finished, latency, total = interrupted_after(
+            delay, lambda: ggml_cy.quantize(x, "q4_K", n_threads=2))
+        print("full", full, "latency", latency, "total", total)
+        assert not finished and latency < 1.0 and total < full, (latency, total, full)
+        small = x[:1 << 16]
+        want = ggml_cy.quantize(small, "q4_K", n_threads=1)
+        assert np.array_equal(ggml_cy.quantize(small, "q4_K", n_threads=2), want)
+        print("ok")
+    """)
+    assert "ok" in out
+
+
+def test_ctrl_c_in_a_big_gguf_write(tmp_path):
+    out = _run(f"""
+        from ggml_cy import gguf
+        big = np.ones(384 << 20, np.uint8).view(np.float32)      # 384 MiB tensor
+        path = {str(tmp_path / "big.gguf")!r}
+        full = timed(lambda: gguf.save(path, {{"a": 1}}, {{"w": big}}))
+        os.remove(path)
+        delay = min(0.05, full / 5)
+        finished, latency, total = interrupted_after(
+            delay, lambda: gguf.save(path, {{"a": 1}}, {{"w": big}}))
+        print("full", full, "latency", latency, "total", total)
+        assert not finished and latency < 1.0 and total < full, (latency, total, full)
+        small = {str(tmp_path / "small.gguf")!r}
+        gguf.save(small, {{"a": 1}}, {{"w": np.arange(8, dtype=np.float32)}})
+        with gguf.load(small) as f:
+            assert np.array_equal(f.numpy("w"), np.arange(8, dtype=np.float32))
+        print("ok")
+    """)
+    assert "ok" in out

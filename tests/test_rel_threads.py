@@ -1,0 +1,140 @@
+"""ggml_cy.threads(n) blocks in several Python threads (issue 17): each block is an override
+for the thread that runs it, so interleaved blocks never leave the process-wide count
+changed (before: 8 threads x 200 blocks ended at 8, 8, 2, 6 instead of the initial 2)."""
+import random
+import sys
+import threading
+
+import numpy as np
+
+import ggml_cy
+from ggml_cy.cpu import _kernels
+
+
+def test_interleaved_blocks_restore_initial_value():
+    initial = ggml_cy.get_num_threads()
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    errors = []
+    barrier = threading.Barrier(8)
+
+    def worker(k):
+        rng = random.Random(k)
+        try:
+            barrier.wait()
+            for _ in range(200):
+                n = rng.randint(1, 8)
+                with ggml_cy.threads(n):
+                    if ggml_cy.get_num_threads() != n:
+                        errors.append(("inside", k, n, ggml_cy.get_num_threads()))
+                    if rng.random() < 0.3:
+                        with ggml_cy.threads(n % 3 + 1):
+                            if ggml_cy.get_num_threads() != n % 3 + 1:
+                                errors.append(("nested", k))
+                    if ggml_cy.get_num_threads() != n:
+                        errors.append(("after nested", k, n))
+            if ggml_cy.get_num_threads() != initial:
+                errors.append(("end of thread", k, ggml_cy.get_num_threads()))
+        except BaseException as e:      # pragma: no cover - reported below
+            errors.append(repr(e))
+
+    try:
+        ts = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    finally:
+        sys.setswitchinterval(old_interval)
+    assert not errors, errors[:5]
+    assert ggml_cy.get_num_threads() == initial
+    assert _kernels._get_num_threads() == initial
+    assert _kernels._get_local_threads() == 0
+
+
+def test_block_is_local_to_its_thread_and_used_by_calls():
+    initial = ggml_cy.get_num_threads()
+    seen = {}
+    inside = threading.Event()
+    release = threading.Event()
+
+    def other():
+        inside.wait()
+        seen["other"] = ggml_cy.get_num_threads()
+        release.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    with ggml_cy.threads(3):
+        inside.set()
+        release.wait()
+        # the C side reads the same override (evaluate's default comes from it too)
+        a = np.arange(300_000, dtype=np.float32)
+        assert np.array_equal(ggml_cy.add(a, a), a + a)
+        assert ggml_cy.get_num_threads() == 3
+    t.join()
+    assert seen["other"] == initial
+    assert ggml_cy.get_num_threads() == initial
+
+
+def test_set_num_threads_is_the_global_default():
+    old = ggml_cy.get_num_threads()
+    try:
+        with ggml_cy.threads(1):
+            prev = ggml_cy.set_num_threads(4)
+            assert prev == old
+            assert ggml_cy.get_num_threads() == 1           # the block still wins here
+        assert ggml_cy.get_num_threads() == 4
+        got = []
+        t = threading.Thread(target=lambda: got.append(ggml_cy.get_num_threads()))
+        t.start()
+        t.join()
+        assert got == [4]
+    finally:
+        ggml_cy.set_num_threads(old)
+
+
+def test_one_block_object_entered_from_two_threads():
+    block = ggml_cy.threads(2)
+    initial = ggml_cy.get_num_threads()
+    errors = []
+
+    def use():
+        for _ in range(100):
+            with block:
+                if ggml_cy.get_num_threads() != 2:
+                    errors.append("value")
+        if ggml_cy.get_num_threads() != initial:
+            errors.append("restore")
+
+    ts = [threading.Thread(target=use) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+    assert ggml_cy.get_num_threads() == initial
+
+
+def test_pool_many_python_threads_bitwise():
+    # 8 Python threads, each asking for 2 pool threads at once: every caller gets its own
+    # team; results stay exact
+    a = np.linspace(-5, 5, 400_000, dtype=np.float32)
+    b = np.linspace(3, -1, 400_000, dtype=np.float32)
+    want = a * b + a
+    errors = []
+
+    def run():
+        for _ in range(40):
+            if not np.array_equal(ggml_cy.evaluate("a * b + a", a=a, b=b, n_threads=2), want):
+                errors.append("evaluate")
+            if not np.array_equal(ggml_cy.add(a, b, n_threads=2), a + b):
+                errors.append("add")
+
+    ts = [threading.Thread(target=run) for _ in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors[:3]
+    assert _kernels._pool_cached_workers() <= 8 * 3   # cached teams are bounded
