@@ -6,7 +6,8 @@ Sections (each a function returning cases; every section's cases share one table
   bytes = blocks read + floats written. Targets: >= 20x gguf-py and >= 0.5 of the
   non-temporal copy roofline measured in the same run (bench/csrc/roofline.c's copy with
   _mm256_stream_ps: read 4 bytes, write 4 bytes per float, as GB/s of bytes moved).
-* more sections: add a module ``bench/quant_<name>.py`` with ``cases(env, opts) -> [Case]``
+* more sections: a module ``bench/quant_<name>.py`` with ``cases(env, opts) -> [Case]``
+  (or ``<name>_cases``, as bench/quant_quantize.py's ``quantize_cases``)
   (env: {"gc": ggml_cy, "gguf": gguf or None, "np": numpy, "roof_gbps": {...}}) and,
   optionally, ``RATIOS`` (a list of bench._harness.Ratio) and ``LIBS`` (column names); it is
   picked up by SECTIONS below (quantize: ``quant_quantize``, mat-vec: ``quant_matvec``).
@@ -124,10 +125,22 @@ def _sections():
     return mods
 
 
+def _section_cases(mod):
+    """A section module's case builder: cases(), or <name>_cases() (quant_quantize's
+    quantize_cases)."""
+    fn = getattr(mod, "cases", None)
+    if fn is None:
+        short = mod.__name__.rsplit(".", 1)[1].replace("quant_", "")
+        fn = getattr(mod, f"{short}_cases", None)
+    return fn
+
+
 def build_cases(env, opts):
     cases = dequant_cases(env, opts)
     for mod in env["sections"]:
-        cases += mod.cases(env, opts)
+        fn = _section_cases(mod)
+        if fn is not None:
+            cases += fn(env, opts)
     return cases
 
 
@@ -177,8 +190,9 @@ def run(opts, json_path, argv=None, out=None):
     if roof_nt:
         ratios.append(_harness.bandwidth_fraction("ggml_cy", roof_nt, "vs_roofline_nt",
                                                   "/roofNT"))
-    for mod in sections:
-        ratios += list(getattr(mod, "RATIOS", []))
+    for mod in sections:       # a section's own ratios (same key as ours: the same ratio)
+        keys = {r.key for r in ratios}
+        ratios += [r for r in getattr(mod, "RATIOS", []) if r.key not in keys]
     _harness.evaluate_ratios(results, ratios)
     meta["machine"]["load_average_end"] = _env.load_average()
     meta["runtime_s"] = round(time.perf_counter() - t0, 1)
