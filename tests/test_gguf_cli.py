@@ -76,8 +76,12 @@ def test_verify(model, tmp_path, capsys):
 def test_help_and_entry_point(model, capsys):
     assert main(["gguf"]) == 2
     assert "verify" in capsys.readouterr().out
+    import os
+    import ggml_cy
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(ggml_cy.__file__)))
     r = subprocess.run([sys.executable, "-m", "ggml_cy", "gguf", "verify", str(model)],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=env,
+                       cwd=str(model.parent))   # (pkg) no source tree shadows the install
     assert r.returncode == 0 and "OK" in r.stdout
 
 
