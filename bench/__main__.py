@@ -15,7 +15,7 @@ import sys
 
 from bench import _env, _harness, _libs
 
-SUITES = ("cpu", "graph", "gpu", "gguf")
+SUITES = ("cpu", "graph", "gpu", "gguf", "quant_quantize")
 
 
 def parse_args(argv):
