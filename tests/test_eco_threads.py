@@ -22,7 +22,7 @@ def _run(code, **env):
     e["PYTHONPATH"] = os.path.dirname(os.path.dirname(ggml_cy.__file__)) + os.pathsep + \
         e.get("PYTHONPATH", "")
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                       text=True, env=e, timeout=120, cwd=tempfile.gettempdir())
+                       text=True, env=e, timeout=120, cwd=tempfile.mkdtemp(prefix="ggml_cy_child_"))
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout.strip()
 
