@@ -21,8 +21,9 @@ def _run(code, **env):
     import ggml_cy
     e["PYTHONPATH"] = os.path.dirname(os.path.dirname(ggml_cy.__file__)) + os.pathsep + \
         e.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                       text=True, env=e, timeout=120, cwd=tempfile.mkdtemp(prefix="ggml_cy_child_"))
+    with tempfile.TemporaryDirectory() as cwd:    # an empty folder: nothing shadows
+        r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
+                           capture_output=True, text=True, env=e, timeout=120, cwd=cwd)
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout.strip()
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from ggml_cy import ufuncs as _u
 
-__all__ = ["parse", "names_of", "evaluate_numpy", "type_numexpr", "evaluate_typed",
+__all__ = ["parse", "names_of", "expr_names", "evaluate_numpy", "type_numexpr", "evaluate_typed",
            "KIND_DTYPE", "kind_of_array", "FUNCTIONS", "REDUCTIONS", "NotSupportedError"]
 
 
@@ -246,6 +246,12 @@ def _reduction(node, name, expr):
         if axis < 0:
             raise ValueError(f"{name}(): negative axis are not supported (as in numexpr)")
     return ("reduce", name, _conv(args[0], expr), axis)
+
+
+@functools.lru_cache(maxsize=512)
+def expr_names(expr):
+    """The input names of an expression (parsed and cached)."""
+    return tuple(names_of(parse(expr)))
 
 
 def names_of(tree, acc=None):
