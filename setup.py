@@ -2,7 +2,13 @@
 
 Environment switches (all optional):
   GGML_CY_DEBUG=1        bounds/wraparound/initialized checks on, cdivision off, -O0 -g
-  GGML_CY_MARCH=...      value for -march (default "native"; empty string: no -march flag)
+  GGML_CY_MARCH=...      one -march for everything, no runtime dispatch ("native": a build
+                         for this machine only; empty string: no -march flag). Default: the
+                         portable build below.
+  GGML_CY_NATIVE=1       same as GGML_CY_MARCH=native (developer build)
+  GGML_CY_DISPATCH_LEVELS=avx2,avx512
+                         the extra levels of the dispatched kernel modules to build (default
+                         every level the compiler supports; empty: the baseline only)
   GGML_CY_OPENMP=0       build without OpenMP (serial kernels)
   GGML_CY_CUDA=0         skip the CUDA library even when nvcc is found
   GGML_CY_CUDA_ARCH=...  nvcc targets, e.g. "80;90" (default: sm_80 and sm_90 SASS + PTX)
@@ -13,6 +19,7 @@ Environment switches (all optional):
 import glob
 import importlib.util
 import os
+import platform
 import shlex
 import shutil
 import subprocess
@@ -26,6 +33,7 @@ from Cython.Build import cythonize
 from Cython import Tempita
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.sdist import sdist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PKG = os.path.join(HERE, "ggml_cy")
@@ -98,15 +106,54 @@ def probe_openmp():
     return ok
 
 
+# Portable default (x86-64): everything is compiled for the x86-64-v2 baseline, and the hot
+# kernel modules in DISPATCHED are compiled again per level; ggml_cy/core/_startup.py loads the
+# best level the CPU has (GGML_CY_CPU_FEATURES caps it). aarch64: the armv8-a baseline, whose
+# NEON (Advanced SIMD) every aarch64 CPU has; no extra levels yet.
+X86_LEVEL_MARCH = {"baseline": "x86-64-v2", "avx2": "x86-64-v3", "avx512": "x86-64-v4"}
+AARCH64_BASELINE = "armv8-a"
+# Other helpers: add a hot kernel module here to give it per-level variants.
+DISPATCHED = ["ggml_cy.cpu._kernels", "ggml_cy.cpu._fused", "ggml_cy.cpu._compute",
+              "ggml_cy.cpu._dequant", "ggml_cy.cpu._quantize"]
+
+
+def _machine():
+    return os.environ.get("GGML_CY_TARGET_MACHINE") or platform.machine().lower()
+
+
 def probe_march():
-    march = os.environ.get("GGML_CY_MARCH", "native")
+    """(baseline -march flags, {level: -march flags} of the dispatched variants)."""
+    march = os.environ.get("GGML_CY_MARCH")
+    if os.environ.get("GGML_CY_NATIVE", "0") == "1":
+        march = "native"
+    levels = {}
+    if march is None:
+        machine = _machine()
+        if machine in ("x86_64", "amd64"):
+            march = X86_LEVEL_MARCH["baseline"]
+            want = os.environ.get("GGML_CY_DISPATCH_LEVELS")
+            want = [lv for lv in X86_LEVEL_MARCH if lv != "baseline"] if want is None else \
+                [lv.strip() for lv in want.split(",") if lv.strip()]
+            for lv in want:
+                if lv not in X86_LEVEL_MARCH or lv == "baseline":
+                    raise SystemExit(f"GGML_CY_DISPATCH_LEVELS: unknown level {lv!r} "
+                                     f"(choose from {list(X86_LEVEL_MARCH)[1:]})")
+                flag = f"-march={X86_LEVEL_MARCH[lv]}"
+                if _try_compile("int main(void){return 0;}\n", [flag]):
+                    levels[lv] = [flag]
+                else:
+                    warnings.warn(f"ggml_cy: compiler rejected {flag}; no {lv} kernels.")
+        elif machine in ("aarch64", "arm64"):
+            march = AARCH64_BASELINE
+        else:
+            march = ""
     if not march:
-        return []
+        return [], levels
     flag = f"-march={march}"
     if _try_compile("int main(void){return 0;}\n", [flag]):
-        return [flag]
+        return [flag], levels
     warnings.warn(f"ggml_cy: compiler rejected {flag}; building for the generic target.")
-    return []
+    return [], levels
 
 
 def target_simd_flags(march_flags):
@@ -165,8 +212,9 @@ def cuda_arch_flags():
 
 # ----------------------------------------------------------------------------- config
 OPENMP = probe_openmp()
-MARCH = probe_march()
+MARCH, LEVEL_FLAGS = probe_march()
 SIMD = target_simd_flags(MARCH)
+LEVEL_SIMD = {lv: target_simd_flags(flags) for lv, flags in LEVEL_FLAGS.items()}
 NVCC = find_nvcc()
 CUDA_SOURCES = sorted(glob.glob(os.path.join(HERE, "cuda", "*.cu")))
 BUILD_CUDA = bool(NVCC and CUDA_SOURCES)
@@ -176,7 +224,7 @@ if CUDA_SOURCES and not NVCC and os.environ.get("GGML_CY_CUDA", "1") != "0":
 # -g0: Python's own CFLAGS carry -g, which costs about a quarter of the compile time of
 # the big generated files and a few MB of wheel; GGML_CY_DEBUG=1 keeps the symbols.
 CFLAGS = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
-CFLAGS += MARCH + ["-fno-math-errno", "-Wno-unused-function", "-Wno-unreachable-code"]
+CFLAGS += ["-fno-math-errno", "-Wno-unused-function", "-Wno-unreachable-code"]
 LDFLAGS = []
 # --- sanitizer builds (tools/sanitize.sh, helper rel): GGML_CY_SANITIZE=address,undefined
 # (or thread) builds with -fsanitize=... at -O1 -g with frame pointers, instead of -O3;
@@ -199,6 +247,8 @@ def write_build_config():
     path = os.path.join(PKG, "_build_config.py")
     text = ("# Generated by setup.py at build time: do not edit.\n"
             f"OPENMP = {OPENMP!r}\nMARCH_FLAGS = {MARCH!r}\nSIMD = {SIMD!r}\n"
+            f"LEVELS = {LEVEL_SIMD!r}\nLEVEL_FLAGS = {LEVEL_FLAGS!r}\n"
+            f"DISPATCHED = {[m for m in DISPATCHED if LEVEL_FLAGS]!r}\n"
             f"CFLAGS = {CFLAGS!r}\nDEBUG = {DEBUG!r}\nCUDA_BUILT = {BUILD_CUDA!r}\n"
             f"NVCC = {NVCC!r}\n")
     with open(path, "w") as f:
@@ -218,7 +268,7 @@ def extensions():
         if only and mod not in only and name not in only:  # developer switch: build these
             continue
         kw = dict(include_dirs=include, define_macros=macros,
-                  extra_compile_args=list(CFLAGS), extra_link_args=list(LDFLAGS))
+                  extra_compile_args=MARCH + CFLAGS, extra_link_args=list(LDFLAGS))
         if name == "ggml_cy.cuda._cuda":
             if not BUILD_CUDA:
                 continue
@@ -226,8 +276,40 @@ def extensions():
                       runtime_library_dirs=["$ORIGIN"],
                       include_dirs=include + [os.path.join(HERE, "cuda")])
         exts.append(Extension(name, [rel], **kw))
-    return cythonize(exts, compiler_directives=DIRECTIVES, nthreads=os.cpu_count() or 1,
+    exts = cythonize(exts, compiler_directives=DIRECTIVES, nthreads=os.cpu_count() or 1,
                      annotate=os.environ.get("GGML_CY_ANNOTATE") == "1")
+    return exts + level_variants(exts)
+
+
+def variant_name(name, level):
+    """ggml_cy.cpu._kernels at level avx2 -> ggml_cy.cpu._isa_avx2._kernels."""
+    pkg, _, mod = name.rpartition(".")
+    return f"{pkg}._isa_{level}.{mod}"
+
+
+def level_variants(exts):
+    """The dispatched modules again, once per level: Cython's C file (which keeps the
+    canonical module name, so PyInit_<mod> matches what _startup loads it as) copied to
+    <pkg>/_isa_<level>/ and compiled with that level's -march."""
+    out = []
+    for ext in exts:
+        if ext.name not in DISPATCHED:
+            continue
+        (c_src,) = ext.sources
+        with open(c_src, "rb") as f:
+            code = f.read()
+        for level, flags in LEVEL_FLAGS.items():
+            dst = os.path.join(os.path.dirname(c_src), f"_isa_{level}", os.path.basename(c_src))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if not os.path.exists(dst) or open(dst, "rb").read() != code:
+                with open(dst, "wb") as f:   # rewritten only on change: mtimes stay stable
+                    f.write(code)
+            out.append(Extension(variant_name(ext.name, level), [dst],
+                                 include_dirs=ext.include_dirs,
+                                 define_macros=ext.define_macros,
+                                 extra_compile_args=flags + CFLAGS,
+                                 extra_link_args=ext.extra_link_args))
+    return out
 
 
 class BuildExt(build_ext):
@@ -245,6 +327,14 @@ class BuildExt(build_ext):
             self.parallel = os.cpu_count() or 1
 
     def run(self):
+        # setuptools rebuilds an extension only when its sources are newer than the .so:
+        # a change of target flags (GGML_CY_NATIVE, GGML_CY_MARCH, ...) must rebuild too.
+        stamp = os.path.join(PKG, ".build_flags") if self.inplace else \
+            os.path.join(self.build_temp, "ggml_cy_build_flags")
+        flags = repr((MARCH, CFLAGS, LDFLAGS, LEVEL_FLAGS, DEBUG))
+        old = open(stamp).read() if os.path.exists(stamp) else None
+        if old != flags:
+            self.force = True
         self._nvcc = self.start_cuda_library() if BUILD_CUDA else None
         try:
             super().run()
@@ -252,6 +342,10 @@ class BuildExt(build_ext):
             self.stop_cuda_library()  # a failed extension: do not leave nvcc running
             raise
         self.wait_cuda_library()  # GGML_CY_ONLY builds without _cuda still get the library
+        if not os.environ.get("GGML_CY_ONLY"):   # a partial build leaves others stale
+            os.makedirs(os.path.dirname(stamp), exist_ok=True)
+            with open(stamp, "w") as f:
+                f.write(flags)
         if BUILD_CUDA and not self.inplace:
             dst = os.path.join(self.build_lib, "ggml_cy", "cuda")
             os.makedirs(dst, exist_ok=True)
@@ -301,11 +395,35 @@ class BuildExt(build_ext):
             proc.wait()
 
 
-write_build_config()
+class SDist(sdist):
+    """The source distribution: MANIFEST.in's sources, minus every file the build generates
+    (rendered .tp templates, Cython's .c, _build_config.py), even if an in-place build left
+    them in the tree."""
+
+    def make_distribution(self):
+        generated = set()
+        for path in self.filelist.files:
+            if path.endswith(".tp"):
+                generated.add(path[:-3])
+            if path.endswith(".pyx"):
+                generated.add(path[:-4] + ".c")
+        generated.add("ggml_cy/_build_config.py")
+        self.filelist.files = [f for f in self.filelist.files
+                               if f.replace(os.sep, "/") not in generated]
+        super().make_distribution()
+
+
+# Making the sdist or the metadata compiles nothing: Cython runs only for builds.
+METADATA_ONLY = any(cmd in sys.argv[1:] for cmd in ("sdist", "egg_info", "dist_info")) and \
+    not any(cmd in sys.argv[1:] for cmd in ("build", "build_ext", "bdist_wheel", "install",
+                                             "develop", "editable_wheel"))
+if not METADATA_ONLY:
+    write_build_config()
 PACKAGES = ["ggml_cy"] + sorted(
     "ggml_cy." + os.path.basename(os.path.dirname(p))
     for p in glob.glob(os.path.join(PKG, "*", "__init__.py")))
-setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt}, packages=PACKAGES,
+setup(ext_modules=[] if METADATA_ONLY else extensions(),
+      cmdclass={"build_ext": BuildExt, "sdist": SDist}, packages=PACKAGES,
       # (eco) type information: py.typed and the stubs of the compiled modules
       package_data={p: ["*.pxd", "csrc/*.h", "*.pyi", "py.typed"]
                     + (["libggml_cy_cuda.so"] if p == "ggml_cy.cuda"

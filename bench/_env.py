@@ -125,8 +125,14 @@ def build_config(ggml_cy):
     info["in_place"] = info["path"].startswith(str(REPO))
     try:
         cfg = importlib.import_module("ggml_cy._build_config")
-        for key in ("OPENMP", "SIMD", "MARCH_FLAGS", "CFLAGS", "DEBUG", "CUDA_BUILT"):
+        for key in ("OPENMP", "SIMD", "MARCH_FLAGS", "CFLAGS", "DEBUG", "CUDA_BUILT",
+                    "LEVEL_FLAGS"):
             info[key.lower()] = getattr(cfg, key, None)
+        try:   # the CPU dispatch level the kernels run at (ggml_cy/core/_startup.py)
+            info["dispatch_level"] = importlib.import_module(
+                "ggml_cy.core._startup").dispatch_state.get("level")
+        except ImportError:
+            pass
     except ImportError:
         info["build_config"] = "missing (ggml_cy/_build_config.py is written by setup.py)"
     get = getattr(ggml_cy, "get_num_threads", None)
@@ -192,7 +198,9 @@ def format_header(meta, notes=()):
         where = "in-place build" if b.get("in_place") else "installed"
         lines.append(f"ggml_cy : {b.get('version')} ({where}: {b.get('path')})")
         lines.append(f"build   : OpenMP {b.get('openmp')}, SIMD {' '.join(b.get('simd') or [])}, "
-                     f"CFLAGS {' '.join(b.get('cflags') or [])}")
+                     f"CFLAGS {' '.join((b.get('march_flags') or []) + (b.get('cflags') or []))}"
+                     + (f", kernels at CPU level {b['dispatch_level']}"
+                        if b.get("dispatch_level") else ""))
     else:
         lines.append("ggml_cy : not importable (see the message above)")
     vers = ", ".join(f"{k} {val}" for k, val in v.items() if val) + ", " + ", ".join(

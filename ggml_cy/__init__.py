@@ -32,14 +32,17 @@ def _load_core():
 
 
 try:
-    from ggml_cy._build_config import OPENMP as _openmp_built, SIMD as _build_simd
+    from ggml_cy import _build_config
 except ImportError:
-    _openmp_built, _build_simd = True, []
+    _build_config = None
 # Code built for instruction sets this CPU lacks would die of SIGILL: refuse it here.
-_startup.check_build(_build_simd)
+_startup.check_build(getattr(_build_config, "SIMD", []))
 # The first compiled module loads the OpenMP runtime: its spin-wait setting is passed for
 # that moment only, os.environ is left as it was (ggml_cy/core/_startup.py says why).
-_startup.import_with_openmp_settings(_load_core, _openmp_built)
+_startup.import_with_openmp_settings(_load_core, getattr(_build_config, "OPENMP", True))
+# The hot kernel modules come in per-CPU-level builds: load the best this CPU runs
+# (GGML_CY_CPU_FEATURES caps it) before any other module imports them.
+_startup.install_dispatch(_os.path.dirname(__file__), _build_config)
 
 # core: the arena and tensors
 from ggml_cy.core._core import (  # noqa: E402

@@ -15,6 +15,7 @@ NotImplementedError), ``disassemble`` (there is no numexpr bytecode), VML
 (``use_vml`` is False). README's numexpr section lists the parts of numexpr's own test
 suite that fail and why.
 """
+import functools
 import os
 import re
 import sys
@@ -95,13 +96,17 @@ def _sanitize_default():
         return True
 
 
+@functools.lru_cache(maxsize=512)
+def _forbidden(ex):
+    text = re.sub(r"'[^']*'", "", re.sub(r"\s+", "", ex))
+    return _FORBIDDEN.search(text) is not None or _forbidden_attribute(text)
+
+
 def _check_sanitized(ex, sanitize):
     if sanitize is None:
         sanitize = _sanitize_default()
-    if sanitize and isinstance(ex, str):
-        text = re.sub(r"'[^']*'", "", re.sub(r"\s+", "", ex))
-        if _FORBIDDEN.search(text) is not None or _forbidden_attribute(text):
-            raise ValueError(f"Expression {ex} has forbidden control characters.")
+    if sanitize and isinstance(ex, str) and _forbidden(ex):
+        raise ValueError(f"Expression {ex} has forbidden control characters.")
 
 
 # ----------------------------------------------------------------------------- compile
@@ -123,7 +128,10 @@ def _compile(ex, kinds, optimization):
         fused = _lang.fused_source(body, body[2])
         if fused is not None and body[0] == "name":
             fused = None
-    entry = (typed, fused)
+    used = ()
+    if fused is not None:
+        used = tuple(n for n in kinds if re.search(rf"\b{re.escape(n)}\b", fused))
+    entry = (typed, fused, used)
     with _cache_lock:
         if len(_typed_cache) > 256:
             _typed_cache.clear()
@@ -146,12 +154,12 @@ def _check_args(out, order, casting, optimization):
 def _compute(ex, arrays, out, order, casting, optimization):
     """The value of ex (numexpr's typing) for arrays (name -> ndarray)."""
     kinds = {n: _lang.kind_of_array(a) for n, a in arrays.items()}
-    typed, fused = _compile(ex, kinds, optimization)
+    typed, fused, used_names = _compile(ex, kinds, optimization)
     with np.errstate(all="ignore"):
         result = None
         if fused is not None:
             body = typed[3] if typed[0] == "reduce" else typed
-            used = {n: a for n, a in arrays.items() if re.search(rf"\b{n}\b", fused)}
+            used = {n: arrays[n] for n in used_names}
             direct = (typed[0] != "reduce" and out is not None
                       and out.dtype == _lang.KIND_DTYPE[body[2]] and out.flags.writeable
                       and 0 not in out.strides)
@@ -160,8 +168,8 @@ def _compute(ex, arrays, out, order, casting, optimization):
                 if r is not None:
                     return np.asarray(_lang._as_kind(r, typed[2]))
             try:
-                shape = np.broadcast_shapes(*(a.shape for a in used.values()))
-                if direct and out.shape == tuple(shape):
+                if direct and out.shape == tuple(np.broadcast_shapes(
+                        *(a.shape for a in used.values()))):
                     _fused_evaluate(fused, out=out, **used)
                     return _finish(out, out, order, casting)
                 result = np.asarray(_fused_evaluate(fused, **used))
@@ -172,7 +180,7 @@ def _compute(ex, arrays, out, order, casting, optimization):
                 result = _lang._as_kind(result, typed[2])
         if result is None:
             result = _lang.evaluate_typed(typed, arrays)
-            if typed[0] == "name" or (typed[0] == "op" and typed[1] == "where"):
+            if typed[0] == "name":
                 result = np.array(result, copy=True)   # never an input itself
     return _finish(np.asarray(result), out, order, casting)
 
@@ -263,7 +271,7 @@ def evaluate(ex, local_dict=None, global_dict=None, out=None, order="K",
         raise TypeError(f"evaluate() got unexpected keyword arguments {sorted(kwargs)}")
     _check_args(out, order, casting, optimization)
     _check_sanitized(ex, sanitize)
-    names = _lang.names_of(_lang.parse(ex))
+    names = _lang.expr_names(ex) if isinstance(ex, str) else _lang.names_of(_lang.parse(ex))
     arrays = _get_arguments(names, local_dict, global_dict, 2)
     result = _compute(ex, arrays, out, order, casting, optimization)
     if not disable_cache:
@@ -323,7 +331,7 @@ class NumExpr:
         self.signature = sig
         self.input_names = tuple(n for n, _ in sig)
         kinds = dict(sig)
-        typed, _ = _compile(ex, kinds, self.optimization)
+        typed = _compile(ex, kinds, self.optimization)[0]
         self.constants = _constants(typed)
 
     def run(self, *args, out=None, order="K", casting="safe", ex_uses_vml=False):

@@ -304,3 +304,70 @@ def test_fused_final_reductions_are_numpys_bits(red, dtype):
     assert ev_mod.fused_reduction(red, body, {"a": a[::2], "b": b[::2]}) is None
     _bitwise(ggml_cy.evaluate(f"{red}({body})", a=a[::2], b=b[::2]),
              getattr(np, red)(eval(body, {}, {"a": a[::2], "b": b[::2]})))
+
+
+def test_random_expressions_match_numexpr():
+    """Random trees over bool/uint8/int32/int64/float32/float64 inputs and Python
+    constants: where numexpr computes an expression, ggml_cy.numexpr gives its dtype and
+    its values (and refuses nothing numexpr accepts)."""
+    numexpr = pytest.importorskip("numexpr")
+    import random
+    import warnings
+    rng = random.Random(1)
+    nr = np.random.default_rng(1)
+    env = {"f": nr.standard_normal(40).astype(np.float32), "d": nr.standard_normal(40),
+           "i": nr.integers(1, 9, 40).astype(np.int32), "l": nr.integers(1, 9, 40),
+           "b": nr.random(40) > 0.5, "u": nr.integers(1, 9, 40).astype(np.uint8)}
+    # (no bool literals: numpy functions of them fold to float16 constants, for which
+    # numexpr's x / c -> x * (1/c) rewrite rounds 1/c to float16)
+    leaves = ["f", "d", "i", "l", "b", "u", "2", "3.5"]
+    funcs1 = ["sin", "sqrt", "abs", "exp", "log", "arctan", "tanh", "real", "round",
+              "sign", "floor", "ceil", "isnan", "copy", "ones_like", "log10", "expm1"]
+    funcs2 = ["arctan2", "fmod", "hypot", "maximum", "minimum"]   # (copysign: NaN signs)
+
+    def gen(depth=0):
+        r = rng.random()
+        if depth > 3 or r < 0.3:
+            return rng.choice(leaves)
+        if r < 0.55:
+            op = rng.choice(["+", "-", "*", "/", "%", "//"])
+            return f"({gen(depth + 1)} {op} {gen(depth + 1)})"
+        if r < 0.6:
+            # float exponents: numexpr raises integer powers through a float pow and a
+            # cast, so an overflowing integer power differs from numpy's wraparound
+            return f"({gen(depth + 1)} ** {rng.choice(['2.0', '0.5', '3.0', '-1.5', 'd'])})"
+        if r < 0.7:
+            return f"({gen(depth + 1)} {rng.choice(['<', '>=', '==', '!='])} {gen(depth + 1)})"
+        if r < 0.8:
+            return f"where({gen(depth + 1)} > 0, {gen(depth + 1)}, {gen(depth + 1)})"
+        if r < 0.85:
+            return f"{rng.choice(funcs2)}({gen(depth + 1)}, {gen(depth + 1)})"
+        return f"{rng.choice(funcs1)}({gen(depth + 1)})"
+
+    compared = nonfinite_mismatch = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(600):
+            e = gen()
+            try:
+                want = np.asarray(numexpr.evaluate(e, local_dict=env))
+            except Exception:
+                continue            # numexpr has no opcode for it (ggml_cy computes numpy's)
+            got = np.asarray(ne.evaluate(e, local_dict=env))
+            assert got.dtype == want.dtype and got.shape == want.shape, (e, got.dtype,
+                                                                         want.dtype)
+            if want.dtype.kind == "f":
+                # values where both are finite agree to float32 precision (numexpr's own
+                # float32 functions differ from numpy's by an ulp, which a later division
+                # by a small number can magnify); NaN/inf patterns agree almost always
+                # (not where NaN signs or inf from 0-division differ)
+                fin = np.isfinite(got) & np.isfinite(want)
+                np.testing.assert_allclose(got[fin], want[fin], rtol=1e-3, atol=1e-4,
+                                           err_msg=e)
+                if not np.array_equal(np.isfinite(got), np.isfinite(want)):
+                    nonfinite_mismatch += 1
+            else:
+                np.testing.assert_array_equal(got, want, err_msg=e)
+            compared += 1
+    assert compared > 250
+    assert nonfinite_mismatch <= compared // 50

@@ -25,8 +25,15 @@ def _is_png(path):
     return head == PNG and os.path.getsize(path) > 5000
 
 
+def _need_results():
+    if not os.path.exists(os.path.join(RESULTS, "cpu-vm.json")):
+        pytest.skip("the committed bench results are not in this tree (the sdist leaves "
+                    "bench/results out)")
+
+
 def test_plot_committed_results(tmp_path):
     pytest.importorskip("matplotlib")
+    _need_results()
     files = [os.path.join(RESULTS, f) for f in ("cpu-vm.json", "graph-vm.json")]
     scaling = sorted(os.path.join(RESULTS, "scaling", f)
                      for f in os.listdir(os.path.join(RESULTS, "scaling")))
@@ -56,14 +63,16 @@ def test_plot_bad_input(tmp_path):
     assert r.returncode == 2 and "not a bench result file" in r.stderr
     r = _bench("plot", str(tmp_path / "missing.json"), "--out", str(tmp_path))
     assert r.returncode == 2
-    one = os.path.join(RESULTS, "cpu-vm.json")
-    r = _bench("plot", "--scaling", one, "--out", str(tmp_path))
-    assert r.returncode == 2 and "two or more" in r.stderr
     r = _bench("plot")
     assert r.returncode == 2
+    if os.path.exists(os.path.join(RESULTS, "cpu-vm.json")):
+        one = os.path.join(RESULTS, "cpu-vm.json")
+        r = _bench("plot", "--scaling", one, "--out", str(tmp_path))
+        assert r.returncode == 2 and "two or more" in r.stderr
 
 
 def test_committed_charts_are_in_readme():
+    _need_results()
     readme = open(os.path.join(ROOT, "README.md")).read()
     for name in ("cpu-vm-speedup.png", "cpu-vm-roofline.png", "cpu-vm-scaling.png"):
         assert f"bench/results/plots/{name}" in readme

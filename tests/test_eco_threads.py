@@ -15,9 +15,15 @@ def _run(code, **env):
     for k in ("GGML_CY_NUM_THREADS", "OMP_NUM_THREADS"):
         e.pop(k, None)
     e.update(env)
-    e["PYTHONPATH"] = ROOT + os.pathsep + e.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                       text=True, env=e, timeout=120, cwd=ROOT)
+    # (pkg) the child imports the ggml_cy under test (in-place build or an install), from a
+    # folder where no unbuilt source tree shadows it
+    import tempfile
+    import ggml_cy
+    e["PYTHONPATH"] = os.path.dirname(os.path.dirname(ggml_cy.__file__)) + os.pathsep + \
+        e.get("PYTHONPATH", "")
+    with tempfile.TemporaryDirectory() as cwd:    # an empty folder: nothing shadows
+        r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
+                           capture_output=True, text=True, env=e, timeout=120, cwd=cwd)
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout.strip()
 

@@ -76,6 +76,22 @@ def test_verify(model, tmp_path, capsys):
 def test_help_and_entry_point(model, capsys):
     assert main(["gguf"]) == 2
     assert "verify" in capsys.readouterr().out
+    import os
+    import ggml_cy
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(ggml_cy.__file__)))
     r = subprocess.run([sys.executable, "-m", "ggml_cy", "gguf", "verify", str(model)],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=env,
+                       cwd=str(model.parent))   # (pkg) no source tree shadows the install
     assert r.returncode == 0 and "OK" in r.stdout
+
+
+def test_info_json_is_strict(tmp_path, capsys):
+    p = tmp_path / "nan.gguf"
+    gg.save(p, {"a": float("nan"), "b": [1.0, float("inf"), -float("inf")],
+                "c": Value(float("nan"), "float64")})
+    assert main(["gguf", "info", "--json", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "NaN" not in out and "Infinity" not in out
+    md = json.loads(out)["metadata"]
+    assert md["a"]["value"] == "nan" and md["b"]["value"] == [1.0, "inf", "-inf"]
+    assert md["c"]["value"] == "nan"

@@ -215,3 +215,19 @@ def test_mutable_buffer_is_copied():
     buf[:] = b"\xff" * len(buf)
     assert f.metadata["t.sarr"] == ["a", "héllo"]
     assert f.numpy("b")[0] == 8.0
+
+
+def test_numpy_dtype_conversion(tmp_path):
+    from ggml_cy.core._core import float32_to_bfloat16
+    x = np.array([[1.5, -2.25], [3.0, 1e-3]], np.float32)
+    p = tmp_path / "b.gguf"
+    gg.save(p, {}, {"b": gg.RawTensor("bf16", (2, 2), x), "h": x.astype(np.float16)})
+    with gg.load(p) as f:
+        assert f.numpy("b").dtype == np.uint16
+        np.testing.assert_array_equal(f.numpy("b"), float32_to_bfloat16(x))
+        from ggml_cy.core._core import bfloat16_to_float32
+        want = bfloat16_to_float32(float32_to_bfloat16(x))
+        np.testing.assert_array_equal(f.numpy("b", dtype=np.float32), want)
+        assert f.numpy("b", dtype=np.float32)[0, 0] == 1.5
+        assert f.numpy("b", dtype=np.float64).dtype == np.float64
+        np.testing.assert_array_equal(f.numpy("h", dtype=np.float32), x.astype(np.float16))

@@ -22,11 +22,22 @@ print(json.dumps({"same": before == after, "diff": sorted(set(after.items()) ^ s
 """
 
 
+def _child_env_and_cwd(env):
+    """The child imports the ggml_cy this test imported (in-place build or install), from a
+    directory where no source tree shadows it."""
+    import tempfile
+    import ggml_cy
+    env = dict(env, PYTHONPATH=os.path.dirname(os.path.dirname(ggml_cy.__file__)))
+    return env, tempfile.gettempdir()
+
+
 def _run(env_extra=(), drop=()):
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(env_extra)
+    env, cwd = _child_env_and_cwd(env)
     out = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
-                         env=env, check=True)
+                         env=env, cwd=cwd)
+    assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

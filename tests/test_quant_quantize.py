@@ -147,10 +147,11 @@ def test_zero_signs_and_nans(name):
 
 def test_large_parallel_matches():
     """A run long enough to split over threads equals the one-thread result and gguf-py."""
-    x = np.random.default_rng(7).standard_normal((1, 32 * 4096)).astype(np.float32)
+    x = np.random.default_rng(7).standard_normal((1, 32 * 4096 * 5)).astype(np.float32)
     for name in ("Q8_0", "Q4_0", "Q5_0"):
         one = quantize(x, name, n_threads=1)
         np.testing.assert_array_equal(quantize(x, name, n_threads=2), one)
+        np.testing.assert_array_equal(quantize(x, name, n_threads=3), one)
         np.testing.assert_array_equal(one, oracle(x, name))
 
 
@@ -327,3 +328,26 @@ def test_graph_cpy_bad():
         ctx.cpy(sq.transpose(), ctx.new_tensor_2d(T.Q8_0, 64, 64))
     with pytest.raises(ValueError, match="element counts"):
         ctx.cpy(a2, ctx.new_tensor_2d(T.Q8_0, 64, 3))
+
+
+def test_bench_suite_smoke(tmp_path, capsys):
+    """python -m bench quant_quantize --smoke runs, checks the blocks against gguf-py and
+    writes its JSON (the real sizes and targets are in bench/, not in the tests)."""
+    import json
+    import pathlib
+    import sys
+    root = pathlib.Path(__file__).resolve().parents[1]
+    if not (root / "bench").is_dir():
+        pytest.skip("bench/ is not next to the tests")
+    sys.path.insert(0, str(root))
+    try:
+        from bench.__main__ import main
+    finally:
+        sys.path.remove(str(root))
+    path = tmp_path / "q.json"
+    assert main(["quant_quantize", "--smoke", "--threads", "2", "--json", str(path)]) == 0
+    doc = json.loads(path.read_text())
+    assert [r["name"] for r in doc["results"]][:2] == ["quantize Q8_0 16384",
+                                                       "quantize Q4_0 16384"]
+    for r in doc["results"]:
+        assert not r["errors"] and not r["mismatches"], r

@@ -97,3 +97,149 @@ def test_new_tensor_strides(t):
         ctx.new_tensor_1d(t, bs // 2)
     e = ctx.new_tensor(t, (0, 3))
     assert e.nbytes == 0
+
+
+# ---------------------------------------------------------------- graph copies
+def _dq(raw, t, shape):
+    import warnings
+    from gguf import quants as gq
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return gq.dequantize(raw, GQT[t.name]).reshape(shape)
+
+
+def _compute(ctx, *outs, n_threads=2):
+    g = ctx.new_graph()
+    for o in outs:
+        g.build_forward_expand(o)
+    g.compute(n_threads)
+
+
+def _bits(a, b):
+    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(
+        a.view(np.uint8), b.view(np.uint8))
+
+
+@pytest.mark.parametrize("t", [GGMLType.Q4_0, GGMLType.Q8_0, GGMLType.Q4_K, GGMLType.Q6_K,
+                               GGMLType.IQ4_XS, GGMLType.IQ2_XXS, GGMLType.MXFP4], ids=str)
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_graph_cpy_dequantizes(t, n_threads):
+    rng = np.random.default_rng(int(t) + 50 * n_threads)
+    rows, nblk = 40, 3
+    raw = rng.integers(0, 256, (rows, nblk * t.type_size), dtype=np.uint8)
+    want = _dq(raw, t, (rows, nblk * t.blck_size))
+    ctx = Context(1 << 22)
+    q = ctx.tensor_from(raw, type=t)
+    f32 = ctx.new_tensor("f32", (nblk * t.blck_size, rows))
+    f16 = ctx.new_tensor("f16", (nblk * t.blck_size * rows,))          # another shape
+    bf = ctx.new_tensor("bf16", (nblk * t.blck_size, rows))
+    outs = [ctx.cpy(q, f32), ctx.cpy(q, f16), ctx.cpy(q, bf)]
+    d, c = ctx.dup(q), ctx.cont(q)
+    _compute(ctx, *outs, d, c, n_threads=n_threads)
+    assert _bits(f32.numpy(), want)
+    with np.errstate(all="ignore"):
+        assert _bits(f16.numpy(), want.reshape(-1).astype(np.float16))
+    assert _bits(bf.numpy(), ggml_cy.float32_to_bfloat16(want))
+    assert d.type is t and c.type is t
+    assert _bits(d.raw(), raw) and _bits(c.raw(), raw)
+    assert _bits(outs[0].numpy(), want)             # cpy returns a view of b
+
+
+def test_graph_copies_of_views():
+    t = GGMLType.Q4_K
+    rng = np.random.default_rng(5)
+    raw = rng.integers(0, 256, (6, 4 * t.type_size), dtype=np.uint8)
+    want = _dq(raw, t, (6, 1024))
+    ctx = Context(1 << 22)
+    q = ctx.tensor_from(raw, type=t)
+    # every other row, blocks 1..2 of each: padded rows, offset into the row
+    v = ctx.view_2d(q, 512, 3, 2 * q.nb[1], offset=t.type_size)
+    c = ctx.cont(v)
+    f = ctx.new_tensor("f32", (512, 3))
+    o = ctx.cpy(v, f)
+    # a destination with padded rows: a view of a wider f32 tensor
+    wide = ctx.new_tensor("f32", (600, 3))
+    wv = ctx.view_2d(wide, 512, 3, wide.nb[1], offset=0)
+    o2 = ctx.cpy(v, wv)
+    # rows permuted (dims 1 and 2 swapped): still whole rows
+    q3 = ctx.reshape(q, (1024, 2, 3))
+    p = ctx.permute(q3, 0, 2, 1, 3)
+    pc = ctx.cont(p)
+    pf = ctx.new_tensor("f32", (1024, 3, 2))
+    po = ctx.cpy(p, pf)
+    _compute(ctx, c, o, o2, pc, po, n_threads=3)
+    assert c.is_contiguous and _bits(c.raw(), raw[::2, t.type_size:3 * t.type_size])
+    assert _bits(f.numpy(), want[::2, 256:768])
+    assert _bits(wide.numpy()[:, :512], want[::2, 256:768])
+    w3 = want.reshape(3, 2, 1024).transpose(1, 0, 2)
+    assert _bits(pf.numpy(), np.ascontiguousarray(w3))
+    assert _bits(pc.numpy(), np.ascontiguousarray(w3))
+
+
+def test_graph_copies_refused():
+    ctx = Context(1 << 22)
+    q = ctx.tensor_from(np.zeros((4, 34), np.uint8), type="q8_0")
+    with pytest.raises(TypeError, match="copies into"):
+        ctx.cpy(q, ctx.new_tensor("i32", (32, 4)))
+    with pytest.raises(TypeError, match="copies into"):
+        ctx.cpy(q, ctx.new_tensor("q4_0", (32, 4)))
+    with pytest.raises(ValueError, match="element counts"):
+        ctx.cpy(q, ctx.new_tensor("f32", (32, 3)))
+    # a transposed f32 destination: not row-wise, refused when the graph is planned
+    f = ctx.new_tensor("f32", (4, 32))
+    o = ctx.cpy(q, ctx.transpose(f))
+    g = ctx.new_graph()
+    g.build_forward_expand(o)
+    with pytest.raises(TypeError, match="copies a q8_0 tensor"):
+        g.compute(1)
+    # other ops with quantized operands: a clear TypeError at build time
+    for build in (lambda: ctx.add(q, q), lambda: ctx.scale(q, 2.0), lambda: ctx.sum(q),
+                  lambda: ctx.add(ctx.new_tensor("f32", (32, 4)), q)):
+        with pytest.raises(TypeError):
+            build()
+
+
+# ---------------------------------------------------------------- the rest of the API
+def test_protocols_and_backends():
+    from ggml_cy import backend as B
+    rng = np.random.default_rng(9)
+    raw = rng.integers(0, 256, (3, 2 * 34), dtype=np.uint8)
+    want = _dq(raw, GGMLType.Q8_0, (3, 64))
+    ctx = Context(1 << 20)
+    q = ctx.tensor_from(raw, type="q8_0")
+    # no buffer protocol (numpy() is a dequantized copy); raw() is the memory
+    with pytest.raises(BufferError, match="raw"):
+        memoryview(q)
+    mv = memoryview(q.raw())
+    assert mv.tobytes() == raw.tobytes() and not mv.readonly
+    assert _bits(np.asarray(q), want)
+    with pytest.raises(BufferError, match="DLPack"):
+        np.from_dlpack(q)
+    with pytest.raises(TypeError, match="no numpy storage dtype"):
+        q.dtype
+    with pytest.raises(TypeError, match="out="):
+        np.add(want, 1.0, out=q)
+    # numpy ufuncs and eager functions see the values
+    with np.errstate(all="ignore"):
+        assert _bits(np.negative(q), -want)
+        assert _bits(ggml_cy.add(q, q), want + want)
+    # backend buffers: tensor_set / tensor_get move the blocks
+    bctx = Context(1 << 16, no_alloc=True)
+    t = bctx.new_tensor("q8_0", (64, 3), name="w")
+    buf = B.alloc_ctx_tensors(bctx, B.cpu_init(1))
+    assert buf is not None
+    B.tensor_set(t, raw)
+    got = B.tensor_get(t)
+    assert got.dtype == np.uint8 and _bits(got, raw)
+    assert _bits(t.numpy(), want)
+    B.tensor_set(t, raw[1].tobytes(), offset=68)
+    assert _bits(B.tensor_get(t, 68, 68), raw[1])
+    with pytest.raises(TypeError, match="uint8"):
+        B.tensor_set(t, want)
+    # a strided view (rows 0 and 2) moves whole, as blocks in logical order
+    v = q.view_2d(64, 2, 2 * q.nb[1], 0)
+    assert _bits(B.tensor_get(v), raw[::2])
+    B.tensor_set(v, raw[::-2].copy())
+    assert _bits(q.raw()[::2], raw[::-2]) and _bits(q.raw()[1], raw[1])
+    with pytest.raises(ValueError):
+        B.tensor_set(t, np.zeros(300, np.uint8))

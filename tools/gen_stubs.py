@@ -35,7 +35,7 @@ def compiled_modules():
     mods = []
     for path in sorted(glob.glob(os.path.join(ROOT, "ggml_cy", "**", "*.so"), recursive=True)):
         base = os.path.basename(path)
-        if base.startswith("lib"):
+        if base.startswith("lib") or "_isa_" in path:   # (pkg) per-CPU-level builds
             continue
         rel = os.path.relpath(path, ROOT)
         mods.append(rel.split(".", 1)[0].replace(os.sep, "."))

@@ -107,7 +107,16 @@ def main(argv=None):
                     "    config.addinivalue_line('markers', 'thread_unsafe: numexpr mark')\n")
         report = os.path.join(tmp, "report.xml")
         env = dict(os.environ)
-        env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+        # (pkg) the tree's in-place build when there is one, else the installed ggml_cy:
+        # an unbuilt source tree must not shadow an install
+        import glob
+        where = ROOT
+        if not glob.glob(os.path.join(ROOT, "ggml_cy", "core", "_core*.so")):
+            import importlib.util
+            spec = importlib.util.find_spec("ggml_cy")
+            if spec is not None and spec.origin:
+                where = os.path.dirname(os.path.dirname(spec.origin))
+        env["PYTHONPATH"] = where + os.pathsep + env.get("PYTHONPATH", "")
         cmd = [sys.executable, "-m", "pytest", test, "-q", "-p", "no:cacheprovider",
                "--rootdir", tmp, f"--junitxml={report}", "-o", "addopts=",
                *args.pytest_args]

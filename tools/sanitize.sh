@@ -63,7 +63,8 @@ cc="gcc"
 if command -v ccache >/dev/null; then cc="ccache gcc"; fi
 (
     cd "$src"
-    export GGML_CY_SANITIZE="$flags" GGML_CY_CUDA=0 CC="$cc"
+    # one variant per module, for this CPU (GGML_CY_NATIVE: no per-level copies)
+    export GGML_CY_SANITIZE="$flags" GGML_CY_CUDA=0 GGML_CY_NATIVE=1 CC="$cc"
     export CCACHE_BASEDIR="$src" CCACHE_NOHASHDIR=1
     lock="${GGML_CY_BUILD_LOCK-/tmp/ggml_cy_build.lock}"    # shared with tools/build.sh
     if [ -n "$lock" ]; then

@@ -204,7 +204,13 @@ def tensor_set(tensor, data, offset=0):
     scattered through its strides, and the bytes between them are left alone. A byte
     range of a strided tensor is refused (ValueError): its bytes are not one run."""
     buf = _buffer_of(tensor, "tensor_set")
-    if isinstance(data, np.ndarray):
+    if isinstance(data, np.ndarray) and tensor.type.is_quantized:
+        # a quantized tensor takes its blocks as bytes (uint8), e.g. ggml_cy.quantize's output
+        if data.dtype != np.uint8:
+            raise TypeError(f"tensor_set: tensor '{tensor.name}' is {tensor.type}: data must "
+                            f"be its blocks as uint8, not {data.dtype}")
+        raw = np.ascontiguousarray(data).reshape(-1)
+    elif isinstance(data, np.ndarray):
         if data.dtype != tensor.dtype:
             raise TypeError(f"tensor_set: data has dtype {data.dtype}, tensor "
                             f"'{tensor.name}' holds {tensor.dtype}")
@@ -247,6 +253,17 @@ def tensor_get(tensor, offset=0, size=None):
         raw = buf.get_tensor(tensor, offset, size)
     if not whole:
         return raw
+    return _typed(raw, tensor)
+
+
+def _typed(raw, tensor):
+    """The tensor's bytes as its numpy dtype and shape; a quantized tensor's as uint8 blocks
+    in gguf-py's byte shape (rows, bytes per row): ggml_cy.dequantize(raw, tensor.type,
+    tensor.shape) gives the values."""
+    if tensor.type.is_quantized:
+        shape = tuple(tensor.shape)
+        row = _core.row_size(tensor.type, shape[-1])
+        return np.asarray(raw, dtype=np.uint8).reshape(shape[:-1] + (row,))
     return raw.view(tensor.dtype).reshape(tensor.shape)
 
 
@@ -331,13 +348,13 @@ def _strided_set(tensor, buf, raw):
 def _strided_get(tensor, buf):
     shape, _, unit, (lo, hi), n = _layout(tensor)
     if n == 0:
-        return np.zeros(tensor.shape, dtype=tensor.dtype)
+        return _typed(np.zeros(0, dtype=np.uint8), tensor)
     if buf is None or buf.host_readable:
         extent = _host_bytes(tensor, lo, hi - lo)
     else:
         extent = buf.get_tensor(tensor, lo, hi - lo)
     units = np.ascontiguousarray(_strided_array(extent, tensor))
-    return units.reshape(-1).view(tensor.dtype).reshape(tensor.shape)
+    return _typed(units.reshape(-1), tensor)
 
 
 def _host_bytes(tensor, offset, size):

@@ -7,6 +7,7 @@ check of the reader (see README "GGUF files") and decodes every value: exit stat
 one summary line for a good file, 1 and the reason (field and byte offset) for a bad one.
 """
 import json
+import math
 import sys
 
 import numpy as np
@@ -52,6 +53,16 @@ def _plain(v):
     return v
 
 
+def _strict_json(v):
+    """NaN and infinities as the strings 'nan', 'inf', '-inf' (strict JSON has no such
+    numbers)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, list):
+        return [_strict_json(x) for x in v]
+    return v
+
+
 def _abbrev(v, full):
     """(value for printing, total length or None, truncated?)"""
     if isinstance(v, (list, np.ndarray)):
@@ -72,7 +83,7 @@ def _info(path, as_json, full, out):
                    "file_size": f.size, "metadata": {}, "tensors": []}
             for k in md:
                 v, n, cut = _abbrev(md[k], full)
-                e = {"type": _type_str(md, k), "value": v}
+                e = {"type": _type_str(md, k), "value": _strict_json(v)}
                 if n is not None:
                     e["n"] = n
                 if cut:
@@ -82,7 +93,7 @@ def _info(path, as_json, full, out):
                 doc["tensors"].append({"name": ti.name, "type": ti.type_name,
                                        "shape": list(ti.shape), "ne": list(ti.ne),
                                        "offset": ti.offset, "nbytes": ti.nbytes})
-            json.dump(doc, out, ensure_ascii=False)
+            json.dump(doc, out, ensure_ascii=False, allow_nan=False)
             out.write("\n")
             return 0
         w = out.write

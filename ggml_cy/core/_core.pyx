@@ -1196,6 +1196,11 @@ def _array_ufunc(ufunc, method, inputs, kwargs):
     if out is not None:
         outs = out if isinstance(out, tuple) else (out,)
         if any(isinstance(o, Tensor) for o in outs):
+            for o in outs:
+                if isinstance(o, Tensor) and ggml_cy_is_quantized((<Tensor>o).ptr().type):
+                    raise TypeError(f"a {o.type} tensor cannot be a ufunc's out= (its "
+                                    f"numpy() is a dequantized copy); quantize with "
+                                    f"ggml_cy.quantize and write its raw() instead")
             out_tensors = outs
             kwargs = dict(kwargs)
             kwargs["out"] = tuple(o.numpy() if isinstance(o, Tensor) else o for o in outs)
@@ -1298,8 +1303,14 @@ cdef class Tensor:
 
     @property
     def dtype(self):
-        """numpy storage dtype (uint16 for BF16)."""
-        return _NUMPY_DTYPE[GGMLType(self.ptr().type)]
+        """numpy storage dtype (uint16 for BF16). A quantized tensor has none (TypeError):
+        numpy() gives its float32 values, raw() its uint8 blocks."""
+        t = GGMLType(self.ptr().type)
+        if t.is_quantized:
+            raise TypeError(f"a {t} tensor has no numpy storage dtype (its data are blocks "
+                            f"of {t.blck_size} values): numpy() gives float32 values, "
+                            f"raw() the uint8 bytes")
+        return _NUMPY_DTYPE[t]
 
     @property
     def ne(self):
@@ -1492,6 +1503,12 @@ cdef class Tensor:
         """memoryview(t), np.frombuffer(t, ...): zero-copy, writable (context memory is),
         strided as the tensor is; a consumer that asks for contiguous memory of a
         non-contiguous view gets BufferError."""
+        if ggml_cy_is_quantized(self.ptr().type):
+            # numpy() of a quantized tensor is a dequantized copy, not this memory; raising
+            # here also makes np.asarray(t) take __array__ (the float32 values)
+            raise BufferError(f"a {self.type} tensor exports no buffer (its data are "
+                              f"blocks): memoryview(t.raw()) gives the bytes, t.numpy() "
+                              f"the values")
         arr = self.numpy()
         cdef Py_buffer *inner = <Py_buffer *> calloc(1, sizeof(Py_buffer))
         if inner == NULL:
@@ -1535,6 +1552,9 @@ cdef class Tensor:
         if copy:
             raise BufferError("copy=True: ggml_cy exports its memory without copies; "
                               "copy the result instead")
+        if ggml_cy_is_quantized(self.ptr().type):
+            raise BufferError(f"a {self.type} tensor has no DLPack dtype (its data are "
+                              f"blocks); export numpy() (dequantized float32) or raw()")
         arr = self.numpy()
         if max_version is None:
             return arr.__dlpack__()

@@ -174,3 +174,87 @@ def check_build(simd):
             "ggml_cy was compiled for instruction sets this CPU does not have: "
             + ", ".join(m.lower() for m in missing) + ". Rebuild from source on this machine, or "
             "build for a lower target (setup.py's GGML_CY_MARCH, e.g. x86-64-v2).")
+
+
+# ----------------------------------------------------------------------------- dispatch
+class _LevelFinder:
+    """A meta-path finder that loads the canonical module names of the dispatched kernel
+    modules (ggml_cy.cpu._kernels, ...) from their per-level builds (ggml_cy/cpu/_isa_avx2/
+    _kernels*.so, compiled from the same C file, so PyInit__kernels matches). Cython's
+    cimports resolve through the import system, so every module that cimports a kernel
+    module gets the chosen level's functions. Installed only while ggml_cy imports them."""
+
+    def __init__(self, paths):
+        self.paths = paths
+
+    def find_spec(self, fullname, path=None, target=None):
+        where = self.paths.get(fullname)
+        if where is None:
+            return None
+        import importlib.util
+        return importlib.util.spec_from_file_location(fullname, where)
+
+
+def _variant_path(pkg_dir, name, level):
+    import importlib.machinery
+    parts = name.split(".")[1:]                     # drop "ggml_cy"
+    folder = os.path.join(pkg_dir, *parts[:-1], f"_isa_{level}")
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(folder, parts[-1] + suffix)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def choose_level(built, environ=None, flags=None):
+    """(level, reason): the best built level the CPU supports, capped by
+    GGML_CY_CPU_FEATURES. ``built``: {level: the build's feature names} of the variants."""
+    environ = os.environ if environ is None else environ
+    flags = cpu_flags() if flags is None else flags
+    cap = environ.get(LEVEL_ENV, "").strip().lower()
+    if cap and cap not in LEVEL_NAMES:
+        warnings.warn(f"ggml_cy: ignoring {LEVEL_ENV}={environ[LEVEL_ENV]!r} (choose from "
+                      f"{', '.join(LEVEL_NAMES)})", RuntimeWarning, stacklevel=3)
+        cap = ""
+    if not built:
+        return "baseline", "no per-level kernels in this build"
+    cpu = cpu_level(flags) if flags else None
+    if cpu is None:
+        return "baseline", "CPU features unknown"
+    limit = LEVEL_NAMES.index(cpu)
+    why = f"best the CPU has ({cpu})"
+    if cap and LEVEL_NAMES.index(cap) < limit:
+        limit, why = LEVEL_NAMES.index(cap), f"capped by {LEVEL_ENV}={cap}"
+    best = "baseline"
+    for level in LEVEL_NAMES[1:limit + 1]:
+        if level in built and not missing_features([m.upper() for m in built[level]], flags):
+            best = level
+    if best != LEVEL_NAMES[limit]:
+        why += f"; {LEVEL_NAMES[limit]} kernels not built"
+    return best, why
+
+
+def install_dispatch(pkg_dir, build_config):
+    """Choose the level and import the dispatched modules from its build (before anything
+    else imports them); falls back to the baseline build if a variant does not load."""
+    import importlib
+    import sys
+    dispatched = list(getattr(build_config, "DISPATCHED", []) or [])
+    built = dict(getattr(build_config, "LEVELS", {}) or {})
+    level, why = choose_level(built)
+    dispatch_state.update(level=level, reason=why, modules=dispatched, built=sorted(built))
+    if level == "baseline" or not dispatched:
+        return level
+    paths = {name: _variant_path(pkg_dir, name, level) for name in dispatched}
+    missing = [n for n, p in paths.items() if p is None]
+    if missing:
+        dispatch_state.update(level="baseline", reason=f"{level} files missing: {missing}")
+        return "baseline"
+    finder = _LevelFinder(paths)
+    sys.meta_path.insert(0, finder)
+    try:
+        for name in dispatched:
+            importlib.import_module(name)
+    finally:
+        sys.meta_path.remove(finder)
+    return level

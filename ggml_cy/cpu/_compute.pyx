@@ -63,6 +63,13 @@ cdef extern from *:
     """
     void gcy_fe_or(int * dst, int v) nogil
 
+cdef extern from "dequant_tensor.h" nogil:
+    # copies out of quantized tensors (dequantize, or same-type block copies)
+    int gcy_qcopy_check(const ggml_tensor * dst, const ggml_tensor * src)
+    int gcy_qcopy_kind(const ggml_tensor * dst, const ggml_tensor * src)
+    void gcy_qcopy_part(ggml_tensor * dst, const ggml_tensor * src, int ith, int nth)
+    bint ggml_cy_is_quantized(int type)
+
 cdef extern from "quantize_tensor.h" nogil:
     # copies into a quantized tensor (ggml's way to quantize: cpy f32/f16/bf16 -> q*)
     int gcy_qz_check(const ggml_tensor * dst, const ggml_tensor * src)
@@ -171,10 +178,19 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
     if op == GGML_OP_MUL_MAT:
         mm_compute(node, ith, nth, <float *> work)
         return 0
+    if is_quant_copy(node):
+        gcy_qcopy_part(node, node.src[0], ith, nth)
+        return 0
     if is_quantizing_copy(node):
         gcy_qz_part(node, node.src[0], ith, nth)
         return 0
     return compute_forward(node, ith, nth)
+
+
+cdef inline bint is_quant_copy(const ggml_tensor * t) noexcept nogil:
+    """A dup/cpy/cont whose source is quantized (dequantize or block copy)."""
+    return ((t.op == GGML_OP_DUP or t.op == GGML_OP_CPY or t.op == GGML_OP_CONT)
+            and t.src[0] != NULL and ggml_cy_is_quantized(t.src[0].type))
 
 
 cdef inline bint is_quantizing_copy(const ggml_tensor * t) noexcept nogil:
@@ -321,6 +337,15 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
         ok = t.src[1] != NULL and op_supported(GGML_OP_ADD, t.type, t.src[0].type, t.src[1].type)
     elif ggml_cy_op_is_binary(op):
         ok = t.src[1] != NULL and op_supported(op, t.type, t.src[0].type, t.src[1].type)
+    elif is_quant_copy(t):
+        if not gcy_qcopy_check(t, t.src[0]):
+            raise TypeError(
+                f"node {tensor_label(t)}: the CPU backend copies a "
+                f"{ggml_type_name(t.src[0].type).decode()} tensor into f32, f16, bf16 or the "
+                f"same type, into a contiguous destination or one of the same shape with "
+                f"adjacent elements; got {ggml_type_name(t.type).decode()} ne={list(t.ne)} "
+                f"nb={list(t.nb)}")
+        ok = True
     elif is_quantizing_copy(t):
         if not gcy_qz_check(t, t.src[0]):
             raise TypeError(
@@ -395,6 +420,9 @@ cdef int node_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
         memcpy(&tmp, t, sizeof(ggml_tensor))
         tmp.op = GGML_OP_ADD
         return threads_for(&tmp, n_threads)
+    if is_quant_copy(t):
+        n = core_nelements(t) // MIN_ELEMENTS_PER_THREAD
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     return threads_for(t, n_threads)
 
 
@@ -499,6 +527,9 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
             st.n_tasks = node_tasks(nodes[i], n_threads)
             p.node_tasks[i] = st.n_tasks
             if needs_temp(nodes[i]):
+                if is_quant_copy(nodes[i]) and ggml_cy_is_quantized(nodes[i].type):
+                    raise ValueError(f"node {tensor_label(nodes[i])}: a copy between "
+                                     f"overlapping quantized tensors")
                 if is_quantizing_copy(nodes[i]):
                     raise ValueError(f"node {tensor_label(nodes[i])}: quantizing into a "
                                      f"tensor that overlaps its source")

@@ -10,7 +10,8 @@ from libc.stdint cimport uint8_t, int64_t
 cimport numpy as cnp
 import numpy as np
 
-from ggml_cy.core._core cimport ggml_cy_blck_size, ggml_cy_block_bytes, ggml_cy_is_quantized
+from ggml_cy.core._core cimport (ggml_cy_blck_size, ggml_cy_block_bytes, ggml_cy_is_quantized,
+                                 GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16)
 from ggml_cy.core import _core
 from ggml_cy.cpu.threads import get_num_threads
 
@@ -77,6 +78,14 @@ cdef int dequant_rows_pool(int type, const uint8_t * src, int64_t src_stride, in
 
 # output kinds by name (bf16 is written as uint16 bit patterns)
 KINDS = {"float32": GCY_DQ_F32, "float16": GCY_DQ_F16, "bfloat16": GCY_DQ_BF16}
+
+
+def copy_supported(int dst_type, int src_type):
+    """Whether the graph's cpy/cont/dup can copy a src_type tensor into dst_type: a
+    quantized src into f32, f16, bf16 (dequantize) or its own type (block copy)."""
+    if not ggml_cy_is_quantized(src_type) or gcy_dq_block_of(src_type) == NULL:
+        return False
+    return dst_type in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16) or dst_type == src_type
 
 
 def can_dequantize(int type):

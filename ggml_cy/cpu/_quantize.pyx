@@ -36,10 +36,18 @@ cdef extern from "quantize.h" nogil:
     ctypedef void (*ggml_cy_quantize_fn)(const float * x, void * y, int64_t k)
     ggml_cy_quantize_fn ggml_cy_quantize_fn_of(int type)
 
-# Below this many blocks a call stays on the calling thread (a parallel region costs
-# microseconds; a Q8_0 block takes ~10 ns).
+# Below this much work per thread a call stays on the calling thread: a parallel region
+# costs microseconds (milliseconds when the machine is oversubscribed), a Q8_0 block ~5 ns,
+# a K-quant or MXFP4 block ~1-10 us (the least-squares searches).
 cdef enum:
-    MIN_BLOCKS_PER_THREAD = 256
+    MIN_FAST_BLOCKS_PER_THREAD = 4096
+    MIN_SLOW_BLOCKS_PER_THREAD = 4
+
+
+cdef int64_t min_blocks_per_thread(int type) noexcept nogil:
+    if type in (10, 11, 12, 13, 14, 39):      # Q2_K..Q6_K, MXFP4
+        return MIN_SLOW_BLOCKS_PER_THREAD
+    return MIN_FAST_BLOCKS_PER_THREAD
 
 
 def can_quantize(int type):
@@ -47,7 +55,8 @@ def can_quantize(int type):
     return ggml_cy_quantize_fn_of(type) != NULL
 
 
-# Threads take chunks of CHUNK_BLOCKS blocks from a shared counter (the result does not
+# Threads take chunks of CHUNK_BLOCKS blocks (of the slow types: MIN_SLOW_BLOCKS_PER_THREAD)
+# from a shared counter (the result does not
 # depend on who quantizes which block); the calling thread looks for Ctrl-C between its
 # chunks every SIGNAL_CHECK_NS, and a KeyboardInterrupt stops every thread at its next chunk.
 cdef long long CHUNK_BLOCKS = 4096
@@ -84,7 +93,7 @@ cdef void q_task(void * arg, int ith, int nth) noexcept nogil:
 
 
 cdef int run_blocks(ggml_cy_quantize_fn fn, const float * src, uint8_t * dst, int64_t nblk,
-                    int64_t blck, int64_t tsize, int nth) noexcept nogil:
+                    int64_t blck, int64_t tsize, int nth, long long chunk) noexcept nogil:
     """Quantizes nblk blocks on up to nth threads of ggml_cy's pool (fork-safe). Returns 0,
     or 1 when Ctrl-C stopped it (the exception is set)."""
     cdef q_job j
@@ -94,7 +103,7 @@ cdef int run_blocks(ggml_cy_quantize_fn fn, const float * src, uint8_t * dst, in
     j.nblk = nblk
     j.blck = blck
     j.tsize = tsize
-    j.chunk = CHUNK_BLOCKS
+    j.chunk = chunk
     j.next_chunk = 0
     j.interrupted = 0
     pool_run(q_task, &j, nth if nth > 1 else 1)
@@ -122,11 +131,13 @@ def quantize_flat(const float[::1] src not None, uint8_t[::1] dst not None, int 
     if n_threads < 1:
         n_threads = 1
     cdef int nth = n_threads
-    if nblk < <int64_t>nth * MIN_BLOCKS_PER_THREAD:
-        nth = <int>max(1, nblk // MIN_BLOCKS_PER_THREAD)
+    cdef int64_t per = min_blocks_per_thread(type)
+    if nblk < <int64_t>nth * per:
+        nth = <int>max(1, nblk // per)
     cdef int stopped
     with nogil:
-        stopped = run_blocks(fn, &src[0], &dst[0], nblk, blck, tsize, nth)
+        stopped = run_blocks(fn, &src[0], &dst[0], nblk, blck, tsize, nth,
+                             CHUNK_BLOCKS if per == MIN_FAST_BLOCKS_PER_THREAD else per)
     if stopped:
         raise_interrupted()     # Ctrl-C: dst is partly written
 

@@ -1,8 +1,7 @@
 """threadpoolctl support: ``threadpoolctl.threadpool_limits(n)`` limits ggml_cy too.
 
-ggml_cy passes its own thread count to every parallel region (``num_threads(n)``), so
-the OpenMP entry that threadpoolctl finds (libgomp's ``omp_set_num_threads``) does not
-govern it. This module registers a threadpoolctl controller for ggml_cy's kernel module
+ggml_cy's threads are its own pool with its own count (not OpenMP's), so an OpenMP
+entry that threadpoolctl finds (``omp_set_num_threads``) does not govern it. This module registers a threadpoolctl controller for ggml_cy's kernel module
 (``ggml_cy/cpu/_kernels*.so``): ``threadpool_info()`` lists it with
 ``user_api == internal_api == "ggml_cy"``, and ``threadpool_limits(n)`` /
 ``threadpool_limits(n, user_api="ggml_cy")`` / ``ThreadpoolController().limit(...)`` set

@@ -37,7 +37,7 @@ import numpy as np
 
 from ggml_cy import ufuncs as _u
 
-__all__ = ["parse", "names_of", "evaluate_numpy", "type_numexpr", "evaluate_typed",
+__all__ = ["parse", "names_of", "expr_names", "evaluate_numpy", "type_numexpr", "evaluate_typed",
            "KIND_DTYPE", "kind_of_array", "FUNCTIONS", "REDUCTIONS", "NotSupportedError"]
 
 
@@ -81,13 +81,16 @@ FUNCTIONS = {
     "floor": (1, "float", "double"), "round": (1, "double", None),
     "trunc": (1, "double", None), "sign": (1, "double", None),
     "real": (1, "double", "double"), "imag": (1, "double", "double"),
+    # x.real / x.imag (numexpr folds a constant's attribute as Python's complex does)
+    "real_attr": (1, "double", "double"), "imag_attr": (1, "double", "double"),
     "complex": (2, "complex", None), "conj": (1, "complex", None),
     "isnan": (1, "double", None), "isfinite": (1, "double", None),
     "isinf": (1, "double", None), "signbit": (1, "double", None),
     "where": (3, None, None),
 }
-# numexpr keeps integer kinds for these (numpy returns integers for integer input)
-_INT_KEEPING = {"copy", "abs", "ones_like", "round", "sign"}
+# numexpr keeps integer kinds for these (its list also names "abs", but its abs is
+# numpy.absolute, whose __name__ is not "abs": abs of integers is float64 there)
+_INT_KEEPING = {"copy", "ones_like", "round", "sign"}
 _BOOL_RESULT = {"isnan", "isfinite", "isinf", "signbit"}
 REDUCTIONS = ("sum", "prod", "min", "max")
 
@@ -155,8 +158,19 @@ def _conv(node, expr, top=False):
             return ("const", -x[1] if op == "neg" else _py_invert(x[1], expr))
         return ("un", op, x)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return ("bin", _BINOPS[type(node.op)], _conv(node.left, expr),
-                _conv(node.right, expr))
+        op = _BINOPS[type(node.op)]
+        left, right = _conv(node.left, expr), _conv(node.right, expr)
+        if left[0] == "const" and right[0] == "const":
+            # literal arithmetic is folded as Python's compiler folds it (what numexpr
+            # and numpy then see); what raises is left to the evaluation
+            try:
+                v = _PYOP[op](left[1], right[1])
+            except Exception:
+                v = None
+            if isinstance(v, (bool, int, float, complex)) and not (
+                    isinstance(v, int) and abs(v) >= 2**64):
+                return ("const", v)
+        return ("bin", op, left, right)
     if isinstance(node, ast.BoolOp):
         raise TypeError(_BOOL_OP_MSG)
     if isinstance(node, ast.Compare):
@@ -169,7 +183,7 @@ def _conv(node, expr, top=False):
         return ("cmp", _CMPOPS[type(node.ops[0])], _conv(node.left, expr),
                 _conv(node.comparators[0], expr))
     if isinstance(node, ast.Attribute) and node.attr in ("real", "imag"):
-        return ("call", node.attr, (_conv(node.value, expr),))
+        return ("call", node.attr + "_attr", (_conv(node.value, expr),))
     if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name):
             raise ValueError(f"unknown function {ast.unparse(node.func)!r} in "
@@ -184,7 +198,7 @@ def _conv(node, expr, top=False):
                 raise ValueError(f"{name}() must be the last operation of an expression "
                                  f"(as in numexpr): {_short(expr)}")
             return _reduction(node, name, expr)
-        if name not in FUNCTIONS:
+        if name not in FUNCTIONS or name.endswith("_attr"):
             raise ValueError(f"unknown function {name!r} in {_short(expr)} (known: "
                              f"{', '.join(sorted(FUNCTIONS) + list(REDUCTIONS))})")
         nargs = FUNCTIONS[name][0]
@@ -232,6 +246,12 @@ def _reduction(node, name, expr):
         if axis < 0:
             raise ValueError(f"{name}(): negative axis are not supported (as in numexpr)")
     return ("reduce", name, _conv(args[0], expr), axis)
+
+
+@functools.lru_cache(maxsize=512)
+def expr_names(expr):
+    """The input names of an expression (parsed and cached)."""
+    return tuple(names_of(parse(expr)))
 
 
 def names_of(tree, acc=None):
@@ -289,7 +309,7 @@ _CALLFN = {
     "log2": np.log2, "exp": _u.exp, "expm1": _u.expm1, "abs": _u.absolute,
     "ceil": _u.ceil, "floor": _u.floor, "round": _round, "trunc": _u.trunc,
     "sign": _u.sign, "real": np.real, "imag": np.imag, "complex": _complex,
-    "conj": np.conj, "isnan": np.isnan, "isfinite": np.isfinite, "isinf": np.isinf,
+    "conj": np.conj, "real_attr": np.real, "imag_attr": np.imag, "isnan": np.isnan, "isfinite": np.isfinite, "isinf": np.isinf,
     "signbit": np.signbit, "where": np.where,
 }
 _REDFN = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max}
@@ -326,9 +346,8 @@ def evaluate_numpy(tree, values):
     if k == "call":
         args = [evaluate_numpy(a, values) for a in tree[2]]
         name = tree[1]
-        if name in ("real", "imag") and all(_is_py(a) for a in args):
-            return getattr(complex(args[0]), name) if not isinstance(args[0], bool) \
-                else float(args[0]) * (name == "real")
+        if name in ("real_attr", "imag_attr") and all(_is_py(a) for a in args):
+            return getattr(args[0], name[:4])          # Python's own attribute
         r = _CALLFN[name](*args)
         return r
     # reduce
@@ -392,8 +411,8 @@ def _kind_of_const(v):
         return "long"
     if isinstance(v, np.float64):
         return "double"
-    if isinstance(v, np.float32):
-        return "float"
+    if isinstance(v, (np.float32, np.float16)):
+        return "float"      # numexpr: numpy floats other than float64 are 'float
     if isinstance(v, (int, np.integer)):
         return "int" if -2**31 <= int(v) < 2**31 else "long"
     if isinstance(v, (float, np.floating)):
@@ -439,7 +458,8 @@ def type_numexpr(tree, kinds, optimization="aggressive"):
         op = tree[1]
         a = type_numexpr(tree[2], kinds, optimization)
         b = type_numexpr(tree[3], kinds, optimization)
-        if a[0] == "const" and b[0] == "const":
+        if a[0] == "const" and b[0] == "const" and op not in ("truediv", "pow"):
+            # (numexpr computes / and ** of constants at run time, in their kind)
             with np.errstate(all="ignore"):
                 return _const(_PYOP[op](a[1], b[1]))
         common = _common((a[2], b[2]))
@@ -470,8 +490,8 @@ def type_numexpr(tree, kinds, optimization="aggressive"):
         return ("op", "where", kind, kind, (c, x, y))
     if all(a[0] == "const" for a in args):
         with np.errstate(all="ignore"):
-            if name in ("real", "imag"):
-                return _const(getattr(complex(args[0][1]), name))
+            if name in ("real_attr", "imag_attr"):
+                return _const(getattr(complex(args[0][1]), name[:4]))
             if name == "complex":
                 return _const(complex(args[0][1], args[1][1]))
             v = _CALLFN[name](*(a[1] for a in args))
@@ -489,7 +509,7 @@ def type_numexpr(tree, kinds, optimization="aggressive"):
         if hi and _RANK[hi] < _RANK[kind]:
             kind = hi
     operand = kind
-    if name in ("real", "imag"):
+    if name in ("real", "imag", "real_attr", "imag_attr"):
         operand = "complex"
     elif name == "complex":
         operand = "double"
@@ -519,9 +539,9 @@ def _type_pow(a, b, common, optimization):
                                 else kind))
             if x < 0:
                 kind = "double" if kind in ("bool", "int", "long") else kind
-            # numexpr expands the power into multiplications (and a sqrt); computed here
-            # as one power in that kind
-            return ("op", "pow", kind, kind, (a, ("const", x, b[2])))
+            # numexpr expands the power into multiplications (square and multiply), a
+            # sqrt for a half power and a reciprocal for a negative one: done alike here
+            return ("op", "pow_expand", kind, kind, (a, ("const", x, b[2])))
         if optimization in ("moderate", "aggressive"):
             if x == -1:
                 kind = "double" if a[2] in ("bool", "int", "long") else a[2]
@@ -548,6 +568,9 @@ def evaluate_typed(tree, values):
         c = _as_kind(evaluate_typed(args[0], values), "bool")
         x, y = (_as_kind(evaluate_typed(a, values), kind) for a in args[1:])
         return np.where(c, x, y)
+    if name == "pow_expand":
+        return _as_kind(_pow_expand(evaluate_typed(args[0], values), args[0][2],
+                                    args[1][1], kind), kind)
     if name == "pow" and args[1][0] == "const":
         base = _as_kind(evaluate_typed(args[0], values), operand)
         e = args[1][1]
@@ -560,10 +583,16 @@ def evaluate_typed(tree, values):
         else:
             r = _u.power(base, e) if isinstance(base, np.ndarray) else np.power(base, e)
         return _as_kind(r, kind)
-    if name in ("real", "imag"):
+    if name in ("real", "imag", "real_attr", "imag_attr"):
         x = _as_kind(evaluate_typed(args[0], values), "complex")
-        return _as_kind(getattr(np, name)(x), kind)
+        return _as_kind(getattr(np, name[:4])(x), kind)
     vals = [_as_kind(evaluate_typed(a, values), operand) for a in args]
+    if name in ("mod", "floordiv") and operand in ("float", "double"):
+        # numexpr's float definitions: floor(a/b) and a - floor(a/b)*b (numpy's differ
+        # at infinities and in the last bit)
+        q = _u.floor(_u.divide(vals[0], vals[1]))
+        r = q if name == "floordiv" else _u.subtract(vals[0], _u.multiply(q, vals[1]))
+        return _as_kind(r, kind)
     if name in _BINFN:
         if name in _BOOLFN and operand == "bool":
             r = _BOOLFN[name](*vals)
@@ -578,6 +607,34 @@ def evaluate_typed(tree, values):
     else:
         r = _CALLFN[name](*vals)
     return _as_kind(r, kind)
+
+
+def _pow_expand(a, akind, x, kind):
+    """numexpr's 'aggressive' power by a constant integral or half-integral x: binary
+    exponentiation by multiplications in a's kind, times sqrt(a) for a half power, and
+    1/r for a negative x (in the result kind)."""
+    n = int(abs(x))
+    half = int(abs(2 * x)) % 2 == 1
+    base = _as_kind(a, akind)
+    r = None
+    p = base
+    mask = 1
+    while True:
+        if n & mask:
+            r = p if r is None else _u.multiply(r, p)
+        mask <<= 1
+        if mask > n:
+            break
+        p = _u.multiply(p, p)
+    if half:
+        skind = "double" if akind in ("bool", "int", "long") else akind
+        s = _u.sqrt(_as_kind(base, skind))
+        r = s if r is None else _u.multiply(r, s)
+    if r is None:
+        r = np.ones_like(base)
+    if x < 0:
+        r = _u.divide(_as_kind(1, kind), _as_kind(r, kind))
+    return r
 
 
 def _shift(name, a, b):
@@ -630,14 +687,21 @@ def fused_source(tree, dtype_kind):
     if k != "op" or tree[2] != dtype_kind or tree[3] != dtype_kind:
         return None
     name, args = tree[1], tree[4]
+    if all(a[0] == "const" for a in args):
+        return None      # numexpr computes these at run time (1/0 is inf there)
     parts = [fused_source(a, dtype_kind) for a in args]
     if any(p is None for p in parts):
         return None
+    if name == "floordiv":                       # numexpr's float floor division
+        return f"floor({parts[0]} / {parts[1]})"
+    if name == "mod":                            # numexpr's float modulo
+        return f"({parts[0]} - floor({parts[0]} / {parts[1]}) * {parts[1]})"
     if name in _FUSED_BIN:
         return f"({parts[0]} {_FUSED_BIN[name]} {parts[1]})"
     if name == "neg":
         return f"(-{parts[0]})"
-    if name == "pow" and args[1][0] == "const" and float(args[1][1]) in (2.0, 0.5):
+    if name in ("pow", "pow_expand") and args[1][0] == "const" and \
+            float(args[1][1]) in (2.0, 0.5):
         return f"({parts[0]} ** {float(args[1][1])!r})"
     if name in _FUSED_CALL:
         return f"{name}({', '.join(parts)})"

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from ggml_cy.core._core import GGMLType
+from ggml_cy.core._core import GGMLType, bfloat16_to_float32
 from ggml_cy.gguf import _gguf
 from ggml_cy.gguf.constants import GGUFError, GGUFValueType
 
@@ -252,7 +252,8 @@ class GGUFFile:
     def numpy(self, name, dtype=None):
         """The tensor as numpy: plain types as a read-only zero-copy view of the mapping in
         numpy order (BF16 as uint16 bit patterns; '>' dtypes in a big-endian file);
-        quantized types dequantized to float32 (or `dtype`) through ggml_cy.quants."""
+        quantized types dequantized to float32 (or `dtype`) through ggml_cy.quants.
+        dtype: convert to it (a copy; BF16 converts its values, not its bit patterns)."""
         ti = self._info(name)
         dt = _NATIVE_DTYPE.get(int(ti.type))
         if dt is None:
@@ -261,7 +262,11 @@ class GGUFFile:
         arr = np.frombuffer(self._buf(), dtype=dt, count=ti.n_elements,
                             offset=ti.file_offset).reshape(ti.shape)
         if dtype is not None:
-            arr = arr.astype(dtype)
+            if int(ti.type) == 30 and np.dtype(dtype) != np.uint16:
+                # BF16 values, not their bit patterns
+                arr = bfloat16_to_float32(arr.astype(np.uint16)).astype(dtype, copy=False)
+            else:
+                arr = arr.astype(dtype)
         return arr
 
     def _dequantize(self, ti, dtype):

@@ -15,6 +15,7 @@ Rules (ggml's):
 """
 from ggml_cy.core import _core, optable
 from ggml_cy.graph import _graph
+from ggml_cy.cpu import _dequant
 from ggml_cy.core._core import GGMLType, Tensor
 
 __all__ = ["Context"]
@@ -58,6 +59,12 @@ def can_repeat(b, a):
         elif na % nb_ != 0:
             return False
     return True
+
+
+def _quant_copy(a):
+    """cpy/cont/dup out of a quantized tensor (issue 12): dequantizing copies run on the
+    CPU's dequantizer (ggml_cy.cpu._dequant)."""
+    return GGMLType(a.type).is_quantized
 
 
 def _check_quantizing_copy(a, b):
@@ -185,7 +192,12 @@ class Context(_core.Context):
         if a.nelements != b.nelements:
             raise ValueError(f"cpy: a {_shape(a)} and b {_shape(b)} have different "
                              "element counts")
-        if GGMLType(b.type).is_quantized and not GGMLType(a.type).is_quantized:
+        if _quant_copy(a):      # dequantize (or copy blocks): qdeq's CPU path
+            if not _dequant.copy_supported(int(b.type), int(a.type)):
+                raise TypeError(f"cpy: a {GGMLType(a.type).name} tensor copies into f32, "
+                                f"f16, bf16 or {GGMLType(a.type).name}, not "
+                                f"{GGMLType(b.type).name}")
+        elif GGMLType(b.type).is_quantized and not GGMLType(a.type).is_quantized:
             _check_quantizing_copy(a, b)        # ggml's way to quantize (cpu/csrc/quantize.h)
         elif not _graph.supported(OPS["CPY"], int(b.type), int(a.type), -1):
             raise _type_error("cpy", a, b)
@@ -194,14 +206,14 @@ class Context(_core.Context):
     def cont(self, a):
         """ggml_cont: a contiguous copy of a (same shape and type)."""
         a = _tensor(a, "cont: a")
-        if not _graph.supported(OPS["CONT"], int(a.type), int(a.type), -1):
+        if not _quant_copy(a) and not _graph.supported(OPS["CONT"], int(a.type), int(a.type), -1):
             raise _type_error("cont", a)
         return self._record("CONT", a.type, a.ne, (a,))
 
     def dup(self, a):
         """ggml_dup: a copy of a."""
         a = _tensor(a, "dup: a")
-        if not _graph.supported(OPS["DUP"], int(a.type), int(a.type), -1):
+        if not _quant_copy(a) and not _graph.supported(OPS["DUP"], int(a.type), int(a.type), -1):
             raise _type_error("dup", a)
         return self._record("DUP", a.type, a.ne, (a,))
 

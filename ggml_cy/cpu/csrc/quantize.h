@@ -256,11 +256,75 @@ static inline int qz_sym_block_avx2(const float * x, float div, float offset, in
 #define QZ_AVX2 0
 #endif
 
+/* The same fast paths with AVX-512 (two 16-lane vectors per block of 32). */
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__F16C__)
+#define QZ_AVX512 1
+static inline int qz_absmax32_avx512(const float * x, __m512 * x0, __m512 * x1, float * amax) {
+    const __m512 big = _mm512_set1_ps(3.40282347e38f);
+    *x0 = _mm512_loadu_ps(x);
+    *x1 = _mm512_loadu_ps(x + 16);
+    __m512 a0 = _mm512_abs_ps(*x0), a1 = _mm512_abs_ps(*x1);
+    __mmask16 bad = _mm512_cmp_ps_mask(a0, big, _CMP_NLE_UQ) | _mm512_cmp_ps_mask(a1, big, _CMP_NLE_UQ);
+    *amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+    return bad == 0;
+}
+
+static inline __m512i qz_roundaway_avx512(__m512 v) {
+    __m512 a = _mm512_abs_ps(v);
+    __m512 t = _mm512_roundscale_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    __mmask16 up = _mm512_cmp_ps_mask(_mm512_sub_ps(a, t), _mm512_set1_ps(0.5f), _CMP_GE_OQ);
+    __m512 b = _mm512_mask_add_ps(t, up, t, _mm512_set1_ps(1.0f));
+    __m512 sgn = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v),
+                                                     _mm512_set1_epi32((int)0x80000000u)));
+    return _mm512_cvttps_epi32(_mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(b),
+                                                                   _mm512_castps_si512(sgn))));
+}
+
+static inline int qz_q8_0_block_avx512(const float * x, block_q8_0 * y) {
+    __m512 x0, x1;
+    float amax;
+    if (!qz_absmax32_avx512(x, &x0, &x1, &amax)) return 0;
+    if (amax != 0.0f && amax < 127.0f * 1.17549435e-38f) return 0;
+    const float d = amax / 127.0f;
+    const __m512 id = _mm512_set1_ps(qz_inv(d));
+    __m128i q0 = _mm512_cvtepi32_epi8(qz_roundaway_avx512(_mm512_mul_ps(x0, id)));
+    __m128i q1 = _mm512_cvtepi32_epi8(qz_roundaway_avx512(_mm512_mul_ps(x1, id)));
+    _mm_storeu_si128((__m128i *)y->qs, q0);
+    _mm_storeu_si128((__m128i *)(y->qs + 16), q1);
+    y->d = (uint16_t)_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
+    return 1;
+}
+
+/* Q4_0/Q5_0 quants as two 16-byte halves (values 0-15 and 16-31) */
+static inline int qz_sym_block_avx512(const float * x, float div, float offset, int qmax,
+                                      float * pd, __m128i * lo, __m128i * hi) {
+    __m512 x0, x1;
+    float amax;
+    if (!qz_absmax32_avx512(x, &x0, &x1, &amax)) return 0;
+    if (amax != 0.0f && amax < -div * 1.17549435e-38f) return 0;
+    const __m512 am = _mm512_set1_ps(amax);
+    uint32_t hit = (uint32_t)_mm512_cmp_ps_mask(_mm512_abs_ps(x0), am, _CMP_EQ_OQ) |
+                   ((uint32_t)_mm512_cmp_ps_mask(_mm512_abs_ps(x1), am, _CMP_EQ_OQ) << 16);
+    const float d = x[__builtin_ctz(hit)] / div;
+    const __m512 id = _mm512_set1_ps(qz_inv(d));
+    const __m512 off = _mm512_set1_ps(offset);
+    const __m512i qm = _mm512_set1_epi32(qmax);
+    *lo = _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(x0, id), off)), qm));
+    *hi = _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(x1, id), off)), qm));
+    *pd = d;
+    return 1;
+}
+#else
+#define QZ_AVX512 0
+#endif
+
 static inline void quantize_row_q8_0(const float * x, void * vy, int64_t k) {
     block_q8_0 * y = (block_q8_0 *)vy;
     const int64_t nb = k / QK8_0;
     for (int64_t i = 0; i < nb; ++i, x += QK8_0) {
-#if QZ_AVX2
+#if QZ_AVX512
+        if (qz_q8_0_block_avx512(x, &y[i])) continue;
+#elif QZ_AVX2
         if (qz_q8_0_block_avx2(x, &y[i])) continue;
 #endif
         const float d = qz_absmax(x, QK8_0) / 127.0f;
@@ -316,7 +380,14 @@ static inline void quantize_row_q4_0(const float * x, void * vy, int64_t k) {
     uint8_t q[32];
     float d;
     for (int64_t i = 0; i < nb; ++i, x += QK4_0) {
-#if QZ_AVX2
+#if QZ_AVX512
+        __m128i lo, hi;
+        if (qz_sym_block_avx512(x, -8.0f, 8.5f, 15, &d, &lo, &hi)) {
+            _mm_storeu_si128((__m128i *)y[i].qs, _mm_or_si128(lo, _mm_slli_epi16(hi, 4)));
+            y[i].d = (uint16_t)_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
+            continue;
+        }
+#elif QZ_AVX2
         __m256i qv;
         if (qz_sym_block_avx2(x, -8.0f, 8.5f, 15, &d, &qv)) {
             /* byte j | byte j+16 << 4 */

@@ -1,0 +1,130 @@
+"""Runtime CPU dispatch (issue 14 item 4, issue 16 item 2): the hot kernel modules are built
+per level (baseline x86-64-v2, avx2 = x86-64-v3, avx512 = x86-64-v4) and the best level the
+CPU has is loaded at import; GGML_CY_CPU_FEATURES caps it."""
+import io
+import json
+import subprocess
+import sys
+import types
+
+import pytest
+
+import ggml_cy
+from ggml_cy.core import _startup
+
+try:
+    from ggml_cy import _build_config as CFG
+except ImportError:           # pragma: no cover
+    CFG = None
+BUILT = dict(getattr(CFG, "LEVELS", {}) or {})
+V2 = set(_startup.X86_LEVELS["baseline"])
+V3 = V2 | set(_startup.X86_LEVELS["avx2"])
+V4 = V3 | set(_startup.X86_LEVELS["avx512"])
+ALL_BUILT = {"avx2": ["avx2", "fma", "f16c"], "avx512": ["avx2", "fma", "avx512f", "avx512bw"]}
+
+
+def test_choose_level_rules():
+    c = _startup.choose_level
+    assert c(ALL_BUILT, {}, frozenset(V4))[0] == "avx512"
+    assert c(ALL_BUILT, {}, frozenset(V3))[0] == "avx2"
+    assert c(ALL_BUILT, {}, frozenset(V2))[0] == "baseline"
+    assert c(ALL_BUILT, {}, frozenset())[0] == "baseline"                # unknown CPU
+    assert c({}, {}, frozenset(V4))[0] == "baseline"                     # nothing built
+    assert c(ALL_BUILT, {"GGML_CY_CPU_FEATURES": "avx2"}, frozenset(V4))[0] == "avx2"
+    assert c(ALL_BUILT, {"GGML_CY_CPU_FEATURES": "BASELINE"}, frozenset(V4))[0] == "baseline"
+    # a cap above the CPU never raises the level
+    assert c(ALL_BUILT, {"GGML_CY_CPU_FEATURES": "avx512"}, frozenset(V3))[0] == "avx2"
+    level, why = c({"avx2": ["avx2"]}, {}, frozenset(V4))
+    assert level == "avx2" and "avx512 kernels not built" in why
+    with pytest.warns(RuntimeWarning, match="GGML_CY_CPU_FEATURES"):
+        assert c(ALL_BUILT, {"GGML_CY_CPU_FEATURES": "sse9"}, frozenset(V4))[0] == "avx512"
+
+
+def test_missing_variant_files_fall_back_to_baseline(tmp_path, monkeypatch):
+    monkeypatch.setattr(_startup, "dispatch_state", {})
+    monkeypatch.setattr(_startup, "_cpu_flags_cache", frozenset(V4))
+    cfg = types.SimpleNamespace(DISPATCHED=["ggml_cy.cpu._nothing"], LEVELS=ALL_BUILT)
+    assert _startup.install_dispatch(str(tmp_path), cfg) == "baseline"
+    assert "missing" in _startup.dispatch_state["reason"]
+    assert not any(isinstance(f, _startup._LevelFinder) for f in sys.meta_path)
+
+
+_PROBE = r"""
+import json, sys
+import numpy as np
+import ggml_cy
+from ggml_cy.core import _startup
+rng = np.random.default_rng(0)
+a32, b32 = rng.standard_normal((2, 4099)).astype(np.float32)
+a16, b16 = a32.astype(np.float16), b32.astype(np.float16)
+res = {
+  "add": ggml_cy.add(a32, b32).tobytes().hex(),
+  "div16": ggml_cy.divide(a16, b16).tobytes().hex(),
+  "cvt": ggml_cy.astype(a32, np.float16).tobytes().hex(),
+  "max": ggml_cy.maximum(a32, b32).tobytes().hex(),
+  "eval": ggml_cy.evaluate("a*b-a/b", a=a32, b=b32).tobytes().hex(),
+}
+ctx = ggml_cy.Context(1 << 22)
+x = ctx.tensor_from(a32.reshape(1, -1)[:, :4096].reshape(64, 64))
+y = ctx.tensor_from(b32[:4096].reshape(64, 64))
+g = ctx.new_graph(); out = ctx.mul(ctx.add(x, y), y); g.build_forward_expand(out); g.compute(2)
+res["graph"] = out.numpy().tobytes().hex()
+try:                                  # quantize / dequantize (dispatched modules too)
+    from ggml_cy import quants
+    w = rng.standard_normal((4, 256)).astype(np.float32)
+    for qt in ("Q8_0", "Q4_K", "Q6_K"):
+        if qt in [str(getattr(t, "name", t)) for t in quants.quantizable_types()]:
+            raw = quants.quantize(w, qt)
+            res["q_" + qt] = np.asarray(raw).tobytes().hex()
+            res["dq_" + qt] = quants.dequantize(raw, qt, w.shape).tobytes().hex()
+            res["dq16_" + qt] = quants.dequantize(raw, qt, w.shape, dtype=np.float16).tobytes().hex()
+except ImportError:
+    pass
+files = {m: sys.modules[m].__file__ for m in _startup.dispatch_state["modules"]}
+print(json.dumps({"level": _startup.dispatch_state["level"], "files": files, "res": res,
+                  "finders": sum(isinstance(f, _startup._LevelFinder) for f in sys.meta_path)}))
+"""
+
+
+def _probe(level):
+    import os
+    env = dict(os.environ)
+    env.pop("GGML_CY_CPU_FEATURES", None)
+    if level:
+        env["GGML_CY_CPU_FEATURES"] = level
+    import tempfile
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(ggml_cy.__file__))  # this ggml_cy,
+    r = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
+                       env=env, timeout=300, cwd=tempfile.gettempdir())  # no tree shadowing
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(not BUILT, reason="a single-level build (GGML_CY_MARCH / GGML_CY_NATIVE)")
+def test_each_level_loads_its_build_and_agrees_bitwise():
+    cpu = _startup.cpu_level()
+    if cpu is None:
+        pytest.skip("CPU features unknown")
+    levels = [lv for lv in _startup.LEVEL_NAMES
+              if _startup.LEVEL_NAMES.index(lv) <= _startup.LEVEL_NAMES.index(cpu)
+              and (lv == "baseline" or lv in BUILT)]
+    results = {lv: _probe(lv) for lv in levels}
+    for lv, r in results.items():
+        assert r["level"] == lv and r["finders"] == 0
+        for mod, path in r["files"].items():
+            if lv == "baseline":
+                assert "_isa_" not in path, (mod, path)
+            else:
+                assert f"_isa_{lv}" in path, (mod, path)
+    base = results["baseline"]["res"]
+    for lv, r in results.items():
+        for k, v in r["res"].items():
+            assert v == base[k], f"{k} differs between baseline and {lv}"
+    assert _probe(None)["level"] == levels[-1]           # default: the best the CPU has
+
+
+def test_show_config_names_the_level_in_use():
+    buf = io.StringIO()
+    ggml_cy.show_config(file=buf)
+    line = [ln for ln in buf.getvalue().splitlines() if ln.startswith("dispatch:")][0]
+    assert _startup.dispatch_state["level"] in line
