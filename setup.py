@@ -227,11 +227,12 @@ CFLAGS = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
 CFLAGS += ["-fno-math-errno", "-Wno-unused-function", "-Wno-unreachable-code"]
 LDFLAGS = []
 # --- sanitizer builds (tools/sanitize.sh, helper rel): GGML_CY_SANITIZE=address,undefined
-# (or thread) builds with -fsanitize=... at -O1 -g with frame pointers, instead of -O3.
+# (or thread) builds with -fsanitize=... at -O1 -g with frame pointers, instead of -O3;
+# reports are fatal (UBSan's log_path is not honoured next to ASan: stderr + exit status).
 SANITIZE = os.environ.get("GGML_CY_SANITIZE", "").strip()
 if SANITIZE:
-    CFLAGS = ["-O1", "-g", "-fno-omit-frame-pointer", f"-fsanitize={SANITIZE}"] + \
-        CFLAGS[2:]
+    CFLAGS = ["-O1", "-g", "-fno-omit-frame-pointer", f"-fsanitize={SANITIZE}",
+              "-fno-sanitize-recover=all"] + CFLAGS[2:]     # any report stops the process
     LDFLAGS += [f"-fsanitize={SANITIZE}"]
 # --- end of sanitizer hunk
 if OPENMP:

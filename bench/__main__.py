@@ -1,5 +1,5 @@
-"""Command line: python -m bench cpu|graph|gpu|gguf|quant_quantize|quant_matmul|all [--quick] [--threads N]
-                                                                [--json PATH] [--repeat K] [--smoke]
+"""Command line: python -m bench cpu|graph|gpu|gguf|quant|all [--quick] [--threads N] [--json PATH]
+                                                   [--repeat K] [--smoke]
 
 Run it from the repository root (`cd /path/to/repo && python -m bench cpu`): `bench` is not
 installed by `pip install .`, only ggml_cy is. With an in-place build (tools/build.sh) the
@@ -15,7 +15,7 @@ import sys
 
 from bench import _env, _harness, _libs
 
-SUITES = ("cpu", "graph", "gpu", "gguf", "quant_quantize", "quant_matmul")
+SUITES = ("cpu", "graph", "gpu", "gguf", "quant", "quant_quantize")
 
 
 def parse_args(argv):

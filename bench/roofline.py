@@ -48,6 +48,8 @@ def _library():
     lib.gcy_roofline_add_f32.restype = None
     lib.gcy_roofline_fused_abcde_f32.argtypes = [f32p] * 6 + [i64, cint, cint]
     lib.gcy_roofline_fused_abcde_f32.restype = None
+    lib.gcy_roofline_copy_f32.argtypes = [f32p, f32p, i64, cint, cint]
+    lib.gcy_roofline_copy_f32.restype = None
     lib.gcy_roofline_have_nt.restype = cint
     return lib
 
@@ -88,6 +90,14 @@ class Roofline:
         n = _check_arrays(("a", "b", "c"), (a, b, c), ("c",))
         self._lib.gcy_roofline_add_f32(a.ctypes.data, b.ctypes.data, c.ctypes.data, n,
                                        n_threads, bool(nontemporal))
+        return c
+
+    def copy_f32(self, a, c, n_threads=1, nontemporal=False):
+        """c[:] = a on 1-D contiguous float32 arrays (bench/quant.py's roofline); returns c."""
+        _check_threads(n_threads)
+        n = _check_arrays(("a", "c"), (a, c), ("c",))
+        self._lib.gcy_roofline_copy_f32(a.ctypes.data, c.ctypes.data, n, n_threads,
+                                        bool(nontemporal))
         return c
 
     def fused_abcde_f32(self, a, b, c, d, e, out, n_threads=1, nontemporal=False):

@@ -165,3 +165,16 @@ def test_roofline_rejects_bad_input(bad):
     a = np.ones(16, np.float32)
     with pytest.raises((ValueError, TypeError)):
         bad(roofline, a)
+
+
+def test_quant_suite_smoke(tmp_path, capsys):
+    pytest.importorskip("gguf")
+    doc, out, _ = _run("quant", tmp_path, capsys)
+    names = [r["name"] for r in doc["results"]]
+    for t in ("Q8_0", "Q4_0", "Q4_K", "Q6_K", "IQ4_XS"):
+        assert f"dequantize {t} -> f32" in names
+    _check_ggml_cy_rows(doc)                 # bitwise equal to gguf-py
+    for r in doc["results"]:
+        if r["name"].startswith("dequantize"):
+            assert "gguf-py" in r["timings"] and r["nbytes"] > 0
+    assert doc["meta"]["suite"] == "quant" and "xgguf" in out

@@ -63,7 +63,7 @@ def _default_in_subprocess(env_updates):
     code = ("import warnings, sys\nwarnings.simplefilter('always')\n"
             "import ggml_cy\nprint(ggml_cy.get_num_threads())")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                       text=True, cwd=tempfile.gettempdir(), timeout=120)
+                       text=True, cwd=tempfile.mkdtemp(prefix="ggml_cy_child_"), timeout=120)
     assert r.returncode == 0, r.stderr
     return int(r.stdout.strip().splitlines()[-1]), r.stderr
 

@@ -124,7 +124,7 @@ def _mypy_env():
         env["MYPYPATH"] = os.path.dirname(PKG)
         return env, os.path.dirname(PKG)
     env.pop("MYPYPATH", None)
-    return env, tempfile.gettempdir()
+    return env, tempfile.mkdtemp(prefix="ggml_cy_child_")
 
 
 def test_mypy_strict_on_examples():

@@ -274,3 +274,16 @@ def test_no_large_allocation_for_claimed_sizes():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 1 << 20
+
+
+def test_memory_at_open_is_proportional_to_the_file():
+    # the worst case: a file made only of tiny entries (14 bytes each); the Python objects
+    # made at open (keys, their index) stay within a small factor of the file size
+    import tracemalloc
+    buf = LE.file([LE.kv(f"{i:x}", U8, 1) for i in range(100_000)])
+    tracemalloc.start()
+    f = gg.load(buf)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(f.metadata) == 100_000
+    assert peak < 10 * len(buf), (peak, len(buf))

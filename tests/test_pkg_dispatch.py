@@ -95,7 +95,7 @@ def _probe(level):
     import tempfile
     env["PYTHONPATH"] = os.path.dirname(os.path.dirname(ggml_cy.__file__))  # this ggml_cy,
     r = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
-                       env=env, timeout=300, cwd=tempfile.gettempdir())  # no tree shadowing
+                       env=env, timeout=300, cwd=tempfile.mkdtemp(prefix="ggml_cy_child_"))  # no tree shadowing
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
 

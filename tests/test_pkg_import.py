@@ -28,7 +28,7 @@ def _child_env_and_cwd(env):
     import tempfile
     import ggml_cy
     env = dict(env, PYTHONPATH=os.path.dirname(os.path.dirname(ggml_cy.__file__)))
-    return env, tempfile.gettempdir()
+    return env, tempfile.mkdtemp(prefix="ggml_cy_child_")
 
 
 def _run(env_extra=(), drop=()):

@@ -107,3 +107,40 @@ void gcy_roofline_fused_abcde_f32(const float *a, const float *b, const float *c
             fused_abcde_f32_nt(a + i0, b + i0, c + i0, d + i0, e + i0, out + i0, i1 - i0);
     }
 }
+
+/* ---- copy (bench/quant.py: the dequantize roofline) ----------------------------------
+ * c[i] = a[i] on n floats with nth threads, plain or with non-temporal stores: the
+ * fastest "read this, write that" loop, to which a dequantizer (read blocks, write floats)
+ * is compared in bytes moved per second. */
+static void copy_f32_nt(const float *a, float *c, int64_t n)
+{
+    int64_t i = 0;
+#ifdef __AVX__
+    while (i < n && ((uintptr_t)(c + i) & 31u) != 0) {
+        c[i] = a[i];
+        i++;
+    }
+    for (; i + 8 <= n; i += 8)
+        _mm256_stream_ps(c + i, _mm256_loadu_ps(a + i));
+    _mm_sfence();
+#endif
+    for (; i < n; i++)
+        c[i] = a[i];
+}
+
+void gcy_roofline_copy_f32(const float *a, float *c, int64_t n, int nth, int nt)
+{
+    if (!nt) {
+        #pragma omp parallel for schedule(static) num_threads(nth)
+        for (int64_t i = 0; i < n; i++)
+            c[i] = a[i];
+        return;
+    }
+    int64_t dr = block_of(n, nth);
+    #pragma omp parallel for schedule(static) num_threads(nth)
+    for (int ith = 0; ith < nth; ith++) {
+        int64_t i0 = dr * ith, i1 = i0 + dr < n ? i0 + dr : n;
+        if (i0 < i1)
+            copy_f32_nt(a + i0, c + i0, i1 - i0);
+    }
+}

@@ -1,4 +1,4 @@
-"""Issue 12's mat-vec benchmark: mul_mat with quantized weights (ggml's scheme: b quantized
+"""Section of `python -m bench quant` (bench/quant.py): issue 12's mat-vec benchmark: mul_mat with quantized weights (ggml's scheme: b quantized
 to the vec-dot partner, integer SIMD dots) against numpy's float32 matmul of the same shape.
 
 Cases: 4096 x 4096 weights in Q4_0, Q8_0, Q4_K, Q6_K times 1 and 8 columns.
@@ -7,21 +7,18 @@ Cases: 4096 x 4096 weights in Q4_0, Q8_0, Q4_K, Q6_K times 1 and 8 columns.
   * numpy   = np.matmul(b, W.T, out=) with W the dequantized weights as float32 (OpenBLAS).
 Rates: GFLOP/s (2*M*N*K per call) and, as ratio columns, the weight bytes read per second
 (the quantized blocks for ggml_cy, the float32 matrix for numpy). Targets (issue 12):
-Q4_0 and Q8_0 >= 2x numpy, Q4_K and Q6_K >= 1.5x. Usable on its own (python -m bench
-quant_matmul) and by the quant suite (build_cases).
+Q4_0 and Q8_0 >= 2x numpy, Q4_K and Q6_K >= 1.5x (python -m bench quant, which picks this module up as a section: ``cases``, ``RATIOS``, ``LIBS``).
 """
 from __future__ import annotations
 
 import contextlib
-import sys
-import time
 
 import numpy as np
 
-from bench import _env, _harness, _libs, _report
+from bench import _harness
 from bench._harness import Call, Case, Setup, Target, Ratio
 
-LIBS = ["ggml_cy", "numpy"]
+LIBS = ["numpy"]            # ggml_cy's column is the quant suite's
 TARGETS = {"Q4_0": 2.0, "Q8_0": 2.0, "Q4_K": 1.5, "Q6_K": 1.5}
 
 
@@ -76,64 +73,37 @@ def mat_vec_setup(env, tname, m, k, n):
     s = Setup(impls, flops=2 * m * n * k, reference=ref, compare=_nmse_compare, settle_s=0.25)
     s.notes.append(f"{tname}: weights {raw.nbytes / 2**20:.1f} MiB quantized, "
                    f"{wf.nbytes / 2**20:.1f} MiB as float32")
-    env.setdefault("wbytes", {})[(tname, n)] = (raw.nbytes, wf.nbytes)
+    _WBYTES[(tname, n)] = (raw.nbytes, wf.nbytes)
     return s
 
 
-def build_cases(env, opts):
+# weight bytes per case (quantized, float32), filled by the setups for the ratio columns
+_WBYTES = {}
+
+
+def cases(env, opts):
+    """The mat-vec cases (env: bench/quant.py's; threads from opts)."""
+    env = dict(env, threads=opts.threads)
     m = k = 256 if opts.smoke else 4096
-    cases = []
+    out = []
     for n in (1, 8):
         for tname, thr in TARGETS.items():
-            cases.append(Case(f"mul_mat {tname} {m}x{k} x{n}",
-                              (lambda tname=tname, n=n: mat_vec_setup(env, tname, m, k, n)),
-                              group="quant_mul_mat",
-                              params={"type": tname, "m": m, "k": k, "n": n},
-                              targets=[Target(f"np>={thr}", "vs_numpy", thr)]))
-    return cases
+            out.append(Case(f"mul_mat {tname} {m}x{k} x{n}",
+                            (lambda tname=tname, n=n: mat_vec_setup(env, tname, m, k, n)),
+                            group="quant_mul_mat",
+                            params={"type": tname, "m": m, "k": k, "n": n},
+                            targets=[Target(f"np>={thr}", "vs_numpy", thr)]))
+    return out
 
 
-def ratios(env):
-    def wgbps(lib, idx):
-        def fn(r):
-            t = r.time(lib)
-            wb = env.get("wbytes", {}).get((r.case.params["type"], r.case.params["n"]))
-            return wb[idx] / t / 1e9 if t and wb else None
-        return fn
-    return [_harness.speedup("ggml_cy", "numpy", header="xnumpy"),
-            Ratio("weight_gbps", "wGB/s", wgbps("ggml_cy", 0)),
-            Ratio("numpy_weight_gbps", "np wGB/s", wgbps("numpy", 1))]
+def _wgbps(lib, idx):
+    def fn(r):
+        t = r.time(lib)
+        wb = _WBYTES.get((r.case.params.get("type"), r.case.params.get("n")))
+        return wb[idx] / t / 1e9 if t and wb else None
+    return fn
 
 
-def run(opts, json_path, argv=None, out=None):
-    out = out if out is not None else sys.stdout
-    t0 = time.perf_counter()
-    gc, load_note = _libs.load_ggml_cy()
-    thread_notes = _libs.set_threads(opts.threads, gc, None, None)
-    limits = _libs.blas_limits(opts.threads)
-    if limits is not None:
-        thread_notes.append(f"numpy BLAS limited to {opts.threads} threads (threadpoolctl)")
-    env = {"gc": gc, "threads": opts.threads}
-    meta = _env.environment(gc, opts.threads, "quant_matmul", argv)
-    meta["thread_setting"] = thread_notes
-    notes = [f"          ({'; '.join(thread_notes)})",
-             f"method  : median per call over >= {opts.repeat} samples after warm-up; "
-             "ggml_cy = ggml_cy.mul_mat on quantized blocks; numpy = float32 matmul of the "
-             "dequantized weights"]
-    notes += [x for x in (load_note,) if x]
-    print("\n".join(_env.format_header(meta, notes)), file=out, flush=True)
-    if json_path is None:
-        json_path = _report.default_json_path("quant_matmul", opts)
-    with limits if limits is not None else contextlib.nullcontext():
-        results = _harness.run_cases(build_cases(env, opts), opts)
-    rs = ratios(env)
-    _harness.evaluate_ratios(results, rs)
-    meta["machine"]["load_average_end"] = _env.load_average()
-    meta["runtime_s"] = round(time.perf_counter() - t0, 1)
-    pre = ["ratios  : xnumpy = speed-up of ggml_cy over numpy; wGB/s = weight bytes read per "
-           "second (quantized blocks for ggml_cy, float32 for numpy); rates GF = GFLOP/s",
-           f"load    : {meta['machine']['load_average_start']} at start, "
-           f"{meta['machine']['load_average_end']} at end (shared machine: noise)"]
-    doc = _report.finish(results, LIBS, rs, meta, json_path, out, preamble=pre)
-    print(f"total {meta['runtime_s']} s", file=out, flush=True)
-    return doc
+RATIOS = [_harness.speedup("ggml_cy", "numpy", header="xnumpy"),
+          Ratio("weight_gbps", "wGB/s", _wgbps("ggml_cy", 0)),
+          Ratio("numpy_weight_gbps", "np wGB/s", _wgbps("numpy", 1))]
