@@ -8,10 +8,10 @@
 //
 // MUL_MAT(a quantized, b f32) -> f32:
 //  * one to eight columns of b (mat-vec, the token-generation case): one CTA of 4 warps per
-//    row of a, each thread dequantizes eight values at a time (Q4_0: its own half-block
-//    kernel) and multiplies them with the columns in float32; warp and CTA sums end the row. The weights are read once, so the kernel runs
-//    at the speed of the quantized bytes (Q4_0 reads 4.5 bits per weight where an f16 mat-vec
-//    reads 16).
+//    4 rows of a (Q4_0 with 2 columns: 2 rows), each thread dequantizes eight values of each
+//    row at a time (Q4_0: its own half-block kernel) and multiplies them with the columns in
+//    float32, loading each b value once for the CTA's rows; warp and CTA sums end the rows.
+//    The weights are read once (Q4_0 reads 4.5 bits per weight where an f16 mat-vec reads 16).
 //  * more columns: a tensor-core GEMM (WMMA, f16 inputs, f32 accumulation) whose tile loader
 //    dequantizes a's blocks straight into shared memory (f32 -> f16 rounding, as ggml's
 //    cuBLAS path rounds dequantized weights and activations to f16); no scratch memory, so it
@@ -325,61 +325,79 @@ __device__ __forceinline__ void mmv_finish(const mmq_args & p, const float * acc
     }
 }
 
-// Any type: each lane dequantizes chunks of 8 values (plain float ops, no NaN repair),
-// UNROLL chunks at a time so that their loads are in flight together.
-template <typename Q, int NC>
+// Any type: each lane dequantizes chunks of 8 values of R rows (plain float ops, no NaN
+// repair), UNROLL chunks at a time so that their loads are in flight together; each b value
+// is loaded once for the R rows (b, re-read by every CTA, is what limits a one-row-per-CTA
+// kernel, not the weight bytes).
+template <typename Q, int NC, int R>
 __global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q(mmq_args p) {
-    constexpr int UNROLL = 4, NT = 32 * MMV_WARPS;
-    const int row = blockIdx.x;
+    constexpr int UNROLL = R >= 4 ? 2 : 4, NT = 32 * MMV_WARPS;
+    const int row0 = blockIdx.x * R;
     const int z = blockIdx.y;
     const int i12 = z % p.ne12, i13 = z / p.ne12;
-    const char * arow = p.a + (int64_t)row * p.anb[1] + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
+    const char * abase = p.a + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
+    const char * arow[R];
+#pragma unroll
+    for (int r = 0; r < R; r++)   // past the end: a valid row, not written
+        arow[r] = abase + (int64_t)(row0 + r < p.M ? row0 + r : p.M - 1) * p.anb[1];
     const char * b = p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3];
     constexpr int CPB = Q::QK / 8;
-    float acc[NC];
+    float acc[R][NC];
 #pragma unroll
-    for (int c = 0; c < NC; c++) acc[c] = 0.0f;
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++) acc[r][c] = 0.0f;
     const int nchunks = p.K / 8;
     int ch = threadIdx.x;
     for (; ch + NT * (UNROLL - 1) < nchunks; ch += NT * UNROLL) {
-        float v[UNROLL][8];
+        float v[UNROLL][R][8];
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             const int cu = ch + NT * u;
-            Q::template deq8<false>((const uint8_t *)(arow + (int64_t)(cu / CPB) * Q::BYTES), cu % CPB, v[u]);
+#pragma unroll
+            for (int r = 0; r < R; r++)
+                Q::template deq8<false>((const uint8_t *)(arow[r] + (int64_t)(cu / CPB) * Q::BYTES), cu % CPB, v[u][r]);
         }
 #pragma unroll
         for (int c = 0; c < NC; c++) {
             if (c < p.N) {
                 const char * bc = b + (int64_t)c * p.bnb[1];
-                float s = acc[c];
 #pragma unroll
                 for (int u = 0; u < UNROLL; u++) {
                     float x[8];
                     load_b8(p, bc, ch + NT * u, x);
 #pragma unroll
-                    for (int j = 0; j < 8; j++) s = fmaf(v[u][j], x[j], s);
+                    for (int r = 0; r < R; r++) {
+                        float s = acc[r][c];
+#pragma unroll
+                        for (int j = 0; j < 8; j++) s = fmaf(v[u][r][j], x[j], s);
+                        acc[r][c] = s;
+                    }
                 }
-                acc[c] = s;
             }
         }
     }
     for (; ch < nchunks; ch += NT) {
-        float v[8];
-        Q::template deq8<false>((const uint8_t *)(arow + (int64_t)(ch / CPB) * Q::BYTES), ch % CPB, v);
+        float v[R][8];
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            Q::template deq8<false>((const uint8_t *)(arow[r] + (int64_t)(ch / CPB) * Q::BYTES), ch % CPB, v[r]);
 #pragma unroll
         for (int c = 0; c < NC; c++) {
             if (c < p.N) {
                 float x[8];
                 load_b8(p, b + (int64_t)c * p.bnb[1], ch, x);
-                float s = acc[c];
 #pragma unroll
-                for (int j = 0; j < 8; j++) s = fmaf(v[j], x[j], s);
-                acc[c] = s;
+                for (int r = 0; r < R; r++) {
+                    float s = acc[r][c];
+#pragma unroll
+                    for (int j = 0; j < 8; j++) s = fmaf(v[r][j], x[j], s);
+                    acc[r][c] = s;
+                }
             }
         }
     }
-    mmv_finish<NC>(p, acc, row, i12, i13);
+    mmv_finish<NC, R>(p, &acc[0][0], row0, i12, i13);
 }
 
 // Q4_0 (the common weight type): a lane takes half a block, 8 bytes = 16 values (8 low
@@ -583,19 +601,21 @@ int mul_mat_q_forward(ggml_tensor * dst, cudaStream_t stream) {
     with_qtype(a->type, [&](auto q) {
         using Q = decltype(q);
         if (p.N <= 8) {
-            const dim3 grid((unsigned)p.M, (unsigned)nbatch);   // one CTA per row
-            const dim3 grid4(ceil_div(p.M, 4), (unsigned)nbatch);  // 4 rows per CTA
             const int block = 32 * MMV_WARPS;
+            auto grid = [&](int R) { return dim3(ceil_div(p.M, R), (unsigned)nbatch); };   // R rows per CTA
+            // 4 rows per CTA: each b value loaded is used for 4 rows (H100, 4096x4096, one
+            // column: 1 row per CTA 14.9 / 14.1 / 17.4 / 19.9 us for Q4_0 / Q8_0 / Q4_K / Q6_K,
+            // 4 rows 9.0 / 12.9 / 16.4 / 17.9 us; 2 or 8 rows no faster)
             if constexpr (Q::TYPE == GGML_TYPE_Q4_0) {
-                if (p.N == 1) k_mmv_q4_0<1, 1><<<grid, block, 0, stream>>>(p);
-                else if (p.N == 2) k_mmv_q4_0<2, 2><<<dim3(ceil_div(p.M, 2), (unsigned)nbatch), block, 0, stream>>>(p);
-                else if (p.N <= 4) k_mmv_q4_0<4, 4><<<grid4, block, 0, stream>>>(p);
-                else k_mmv_q4_0<8, 4><<<grid4, block, 0, stream>>>(p);
+                if (p.N == 1) k_mmv_q4_0<1, 4><<<grid(4), block, 0, stream>>>(p);
+                else if (p.N == 2) k_mmv_q4_0<2, 2><<<grid(2), block, 0, stream>>>(p);
+                else if (p.N <= 4) k_mmv_q4_0<4, 4><<<grid(4), block, 0, stream>>>(p);
+                else k_mmv_q4_0<8, 4><<<grid(4), block, 0, stream>>>(p);
             } else {
-                if (p.N == 1) k_mmv_q<Q, 1><<<grid, block, 0, stream>>>(p);
-                else if (p.N == 2) k_mmv_q<Q, 2><<<grid, block, 0, stream>>>(p);
-                else if (p.N <= 4) k_mmv_q<Q, 4><<<grid, block, 0, stream>>>(p);
-                else k_mmv_q<Q, 8><<<grid, block, 0, stream>>>(p);
+                if (p.N == 1) k_mmv_q<Q, 1, 4><<<grid(4), block, 0, stream>>>(p);
+                else if (p.N == 2) k_mmv_q<Q, 2, 4><<<grid(4), block, 0, stream>>>(p);
+                else if (p.N <= 4) k_mmv_q<Q, 4, 4><<<grid(4), block, 0, stream>>>(p);
+                else k_mmv_q<Q, 8, 4><<<grid(4), block, 0, stream>>>(p);
             }
         } else {
             const dim3 grid(ceil_div(p.M, GM), ceil_div(p.N, GN), (unsigned)nbatch);
