@@ -114,7 +114,7 @@ X86_LEVEL_MARCH = {"baseline": "x86-64-v2", "avx2": "x86-64-v3", "avx512": "x86-
 AARCH64_BASELINE = "armv8-a"
 # Other helpers: add a hot kernel module here to give it per-level variants.
 DISPATCHED = ["ggml_cy.cpu._kernels", "ggml_cy.cpu._fused", "ggml_cy.cpu._compute",
-              "ggml_cy.cpu._dequant", "ggml_cy.cpu._quantize"]
+              "ggml_cy.cpu._dequant", "ggml_cy.cpu._quantize", "ggml_cy.cpu._quant_ops"]
 
 
 def _machine():
@@ -227,11 +227,12 @@ CFLAGS = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
 CFLAGS += ["-fno-math-errno", "-Wno-unused-function", "-Wno-unreachable-code"]
 LDFLAGS = []
 # --- sanitizer builds (tools/sanitize.sh, helper rel): GGML_CY_SANITIZE=address,undefined
-# (or thread) builds with -fsanitize=... at -O1 -g with frame pointers, instead of -O3.
+# (or thread) builds with -fsanitize=... at -O1 -g with frame pointers, instead of -O3;
+# reports are fatal (UBSan's log_path is not honoured next to ASan: stderr + exit status).
 SANITIZE = os.environ.get("GGML_CY_SANITIZE", "").strip()
 if SANITIZE:
-    CFLAGS = ["-O1", "-g", "-fno-omit-frame-pointer", f"-fsanitize={SANITIZE}"] + \
-        CFLAGS[2:]
+    CFLAGS = ["-O1", "-g", "-fno-omit-frame-pointer", f"-fsanitize={SANITIZE}",
+              "-fno-sanitize-recover=all"] + CFLAGS[2:]     # any report stops the process
     LDFLAGS += [f"-fsanitize={SANITIZE}"]
 # --- end of sanitizer hunk
 if OPENMP:

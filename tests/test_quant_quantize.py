@@ -351,3 +351,43 @@ def test_bench_suite_smoke(tmp_path, capsys):
                                                        "quantize Q4_0 16384"]
     for r in doc["results"]:
         assert not r["errors"] and not r["mismatches"], r
+
+
+@pytest.mark.parametrize("march", ["x86-64", "haswell"])
+def test_portable_and_avx2_builds_agree(tmp_path, march):
+    """The scalar emulation (a build without AVX/F16C) and the AVX2 paths give the blocks of
+    this build (AVX-512 where the CPU has it) on every data family, every type."""
+    import ctypes
+    import pathlib
+    import platform
+    import shutil
+    import subprocess
+    root = pathlib.Path(__file__).resolve().parents[1] / "ggml_cy"
+    cc = shutil.which("gcc")
+    if cc is None or not (root / "cpu" / "csrc" / "quantize.h").exists() \
+            or platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("needs gcc, the C headers of the source tree and an x86-64 CPU")
+    if march == "haswell":
+        from numpy._core._multiarray_umath import __cpu_features__ as feats
+        if not feats.get("AVX2") or not feats.get("F16C"):
+            pytest.skip("CPU without AVX2/F16C")
+    (tmp_path / "q.c").write_text(
+        '#include "quantize.h"\n'
+        "void qz(int t, const float * x, void * y, long long k) "
+        "{ ggml_cy_quantize_fn_of(t)(x, y, k); }\n")
+    lib = tmp_path / "libq.so"
+    subprocess.run([cc, "-O3", f"-march={march}", "-fno-math-errno", "-fPIC", "-shared",
+                    f"-I{root / 'core' / 'csrc'}", f"-I{root / 'cpu' / 'csrc'}",
+                    str(tmp_path / "q.c"), "-o", str(lib), "-lm"], check=True)
+    L = ctypes.CDLL(str(lib))
+    L.qz.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong]
+    from ggml_cy.quants.quantize import resolve_type
+    for name in GGUF_TYPES + ["Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K", "Q8_1"]:
+        fams = families("TQ1_0" if ("K" in name or name.startswith("TQ")) else name, nblocks=16)
+        fams["big"] = np.random.default_rng(1).standard_normal((8, 4096)).astype(np.float32)
+        for fam, x in fams.items():
+            x = np.ascontiguousarray(x)
+            want = quantize(x, name)
+            got = np.zeros_like(want)
+            L.qz(resolve_type(name), x.ctypes.data, got.ctypes.data, x.size)
+            np.testing.assert_array_equal(got, want, err_msg=f"{name} {fam}")

@@ -243,3 +243,41 @@ def test_protocols_and_backends():
     assert _bits(q.raw()[::2], raw[::-2]) and _bits(q.raw()[1], raw[1])
     with pytest.raises(ValueError):
         B.tensor_set(t, np.zeros(300, np.uint8))
+
+
+# ---------------------------------------------------------------- the committed tables
+def test_quant_tables_header_matches_gguf_py():
+    """ggml_cy/core/csrc/quant_tables.h (generated from ggml's ggml-common.h) holds the
+    grids, sign table and value tables that gguf-py publishes."""
+    import pathlib
+    import re
+    from gguf import quants as gq
+    path = pathlib.Path(__file__).resolve().parents[1] / "ggml_cy/core/csrc/quant_tables.h"
+    if not path.exists():
+        pytest.skip("no source tree")
+    text = path.read_text()
+    tables = {}
+    for ctype, name, body in re.findall(
+            r"GGML_CY_QTABLE_QUAL (\w+) (\w+)\[\w+\] = \{(.*?)\};", text, re.S):
+        vals = [int(v.rstrip("ULL"), 0) for v in re.findall(r"-?(?:0x[0-9a-fA-F]+(?:ULL)?|\d+)", body)]
+        tables[name] = (ctype, vals)
+    for cls, name, width, signed in [(gq.IQ2_XXS, "iq2xxs_grid", 8, False),
+                                     (gq.IQ2_XS, "iq2xs_grid", 8, False),
+                                     (gq.IQ2_S, "iq2s_grid", 8, False),
+                                     (gq.IQ3_XXS, "iq3xxs_grid", 4, False),
+                                     (gq.IQ3_S, "iq3s_grid", 4, False),
+                                     (gq.IQ1_S, "iq1s_grid", 8, True)]:
+        cls.init_grid()
+        ref = np.asarray(cls.grid).reshape(cls.grid_shape)
+        vals = tables[name][1]
+        mine = np.array([[(v >> (8 * i)) & 0xFF for i in range(width)] for v in vals], np.uint8)
+        if signed:
+            mine = mine.view(np.int8)
+        assert np.array_equal(mine.astype(np.float32), ref), name
+    assert bytes(tables["ksigns_iq2xs"][1]) == gq.IQ2_XXS.ksigns
+    assert tuple(tables["kvalues_iq4nl"][1]) == tuple(gq.IQ4_NL.kvalues)
+    assert tuple(tables["kvalues_fp4"][1]) == tuple(gq.MXFP4.kvalues)
+    assert tables["kmask_iq2xs"][1] == [1 << i for i in range(8)]
+    # ksigns64: each byte 0xff where ksigns_iq2xs has the bit set
+    for k, s in zip(tables["ksigns64"][1], tables["ksigns_iq2xs"][1]):
+        assert all(((k >> (8 * j)) & 0xFF) == (0xFF if (s >> j) & 1 else 0) for j in range(8))

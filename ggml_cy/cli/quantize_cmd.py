@@ -12,8 +12,9 @@ llama-quantize sets them.
 Memory stays bounded: the input is memory-mapped, tensors are converted one at a time in
 chunks of rows (about 8 MiB of float32 each) into that tensor's output bytes, and the output
 is written by ggml_cy.gguf's streaming writer -- the peak is about one quantized tensor
-plus one chunk. Progress (tensors done, MB/s of input) goes to stderr, sizes before and
-after to stdout.
+plus one chunk. Progress (tensors done, MB/s of input) goes to stderr -- a bar redrawn in
+place on a terminal, one line per tensor otherwise -- and the sizes before and after to
+stdout.
 """
 import os
 import sys
@@ -171,10 +172,17 @@ def run(args, out=None, err=None):
     err = err or sys.stderr
     from ggml_cy.gguf.constants import GGUFError
 
+    tty = hasattr(err, "isatty") and err.isatty()
+
     def progress(done, total, ti, new, nbytes, secs):
         if args.quiet:
             return
         rate = nbytes / max(secs, 1e-9) / 1e6
+        if tty:     # one bar, redrawn in place
+            n = 30 * done // total
+            print(f"\r[{'#' * n}{'.' * (30 - n)}] {done}/{total} tensors  {rate:8.1f} MB/s  "
+                  f"{ti.name[:40]:40s}", end="" if done < total else "\n", file=err, flush=True)
+            return
         what = f"{ti.type_name} -> {new}" if new else f"{ti.type_name} (kept)"
         print(f"[{done:{len(str(total))}d}/{total}] {ti.name:40s} {what:16s} "
               f"{str(list(ti.shape)):>16s}  {rate:8.1f} MB/s", file=err, flush=True)

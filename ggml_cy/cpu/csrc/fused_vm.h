@@ -156,11 +156,14 @@ static int vm_compile(vm_prog * p, int type, int n_nodes, int n_slots, const int
 
 /* ---------------------------------------------------------------- running it */
 /* GCC/Clang vector types: AVX2 on this project's builds, SSE or NEON pairs elsewhere;
- * the aligned(…) attribute lets them load and store at any element boundary. */
-typedef float vm_vf32 __attribute__((vector_size(32), aligned(4)));
-typedef int32_t vm_vi32 __attribute__((vector_size(32), aligned(4)));
-typedef double vm_vf64 __attribute__((vector_size(32), aligned(8)));
-typedef int64_t vm_vi64 __attribute__((vector_size(32), aligned(8)));
+ * aligned(1) lets them load and store at any byte address: numpy arrays need not be
+ * aligned to their element size (an odd offset into a uint8 buffer), and a typed access
+ * there is undefined behaviour (UBSan). The loads are the same unaligned vector loads
+ * (vmovups) either way. */
+typedef float vm_vf32 __attribute__((vector_size(32), aligned(1)));
+typedef int32_t vm_vi32 __attribute__((vector_size(32), aligned(1)));
+typedef double vm_vf64 __attribute__((vector_size(32), aligned(1)));
+typedef int64_t vm_vi64 __attribute__((vector_size(32), aligned(1)));
 
 #if defined(__AVX__)
 #define VM_STREAM_f32(p, v) _mm256_stream_ps((float *)(p), (__m256)(v))

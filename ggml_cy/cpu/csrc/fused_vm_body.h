@@ -127,7 +127,8 @@ static void VM_FN(vm_run_block)(const vm_prog * p, char * const * base, int64_t 
         } else {
             ptr[s] = tile;
             if (p->kind[s] == VM_K_CONST) {
-                const VM_T v = *(const VM_T *)base[s];
+                VM_T v;
+                memcpy(&v, base[s], sizeof(VM_T));     /* any alignment */
                 for (k = 0; k < VM_R * VM_W; k++) ((VM_T *)tile)[k] = v;
             }
         }
