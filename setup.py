@@ -114,7 +114,7 @@ X86_LEVEL_MARCH = {"baseline": "x86-64-v2", "avx2": "x86-64-v3", "avx512": "x86-
 AARCH64_BASELINE = "armv8-a"
 # Other helpers: add a hot kernel module here to give it per-level variants.
 DISPATCHED = ["ggml_cy.cpu._kernels", "ggml_cy.cpu._fused", "ggml_cy.cpu._compute",
-              "ggml_cy.cpu._dequant", "ggml_cy.cpu._quantize"]
+              "ggml_cy.cpu._dequant", "ggml_cy.cpu._quantize", "ggml_cy.cpu._quant_ops"]
 
 
 def _machine():

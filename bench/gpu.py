@@ -259,9 +259,109 @@ def _ceiling_case(env):
     return Case("ceiling: d2d copy 512 MiB f32", setup, group="ceiling", params={"n": n})
 
 
+# ----------------------------------------------------------------------------- quantized
+# Issue 12's GPU rows: dequantize 16M values (blocks read + float32 written, against the
+# d2d copy ceiling measured in the same run) and mat-vec with quantized 4096x4096 weights
+# against torch's float16 mat-vec of the same shape.
+QUANT_DEQ = ["Q8_0", "Q4_0", "Q4_K", "Q6_K", "IQ4_XS"]
+QUANT_N = 1 << 24
+# byte offsets of each type's float16 scales (set to 1/16 so that values are moderate)
+_SCALE_OFFSETS = {"Q8_0": [0], "Q4_0": [0], "Q4_K": [0, 2], "Q6_K": [208], "IQ4_XS": [0]}
+
+
+def _quant_blocks(gc, name, rows, ne0, seed):
+    t = gc.GGMLType[name]
+    raw = np.random.default_rng(seed).integers(0, 256, (rows, ne0 // t.blck_size * t.type_size),
+                                                dtype=np.uint8)
+    blocks = raw.reshape(-1, t.type_size)
+    for off in _SCALE_OFFSETS[name]:
+        blocks[:, off:off + 2] = np.array([0x2C00], np.uint16).view(np.uint8)
+    return raw
+
+
+def _dequant_case(env, name):
+    gc, gcuda = env["gc"], env["gcuda"]
+
+    def setup():
+        rows, ne0 = QUANT_N // 4096, 4096
+        t = gc.GGMLType[name]
+        raw_bytes = rows * ne0 // t.blck_size * t.type_size
+        per_set = raw_bytes + QUANT_N * 4
+        k = _rotation(per_set, env["l2"], env["opts"].smoke)
+        raws = [_quant_blocks(gc, name, rows, ne0, i) for i in range(k)]
+        xs = [gcuda.from_blocks(r, name) for r in raws]
+        outs = [gcuda.empty((rows, ne0), np.float32) for _ in range(k)]
+        ref = None
+        deq = getattr(gc, "dequantize", None)
+        if deq is not None:
+            ref = np.asarray(deq(raws[0], t, (rows, ne0)))
+        return Setup({}, nbytes=per_set, reference=ref,
+                     notes=[f"{k} rotating buffer sets; bytes = blocks read + float32 written"]), {
+            "ggml_cy": lambda i: gcuda.dequantize(xs[i % k], out=outs[i % k])}
+
+    return Case(f"dequantize {name} 16M -> f32", setup, group="quant",
+                params={"op": "dequantize", "type": name, "n": QUANT_N},
+                targets=[Target("copy>=0.8", "of_copy", 0.8)])
+
+
+def _matvec_case(env, name, n_cols, targets):
+    torch, gc, gcuda = env["torch"], env["gc"], env["gcuda"]
+    M = K = 4096
+
+    def setup():
+        t = gc.GGMLType[name]
+        q_bytes = M * K // t.blck_size * t.type_size
+        k = _rotation(q_bytes, env["l2"], env["opts"].smoke)
+        raws = [_quant_blocks(gc, name, M, K, 100 + i) for i in range(k)]
+        ws = [gcuda.from_blocks(r, name) for r in raws]
+        xh = np.random.default_rng(5).standard_normal((n_cols, K)).astype(np.float32)
+        x = gcuda.asarray(xh)
+        outs = [gcuda.empty((n_cols, M), np.float32) for _ in range(k)]
+        # torch: the same weights in float16, its mat-vec (matmul) of the same shape
+        kt = _rotation(M * K * 2, env["l2"], env["opts"].smoke)
+        w0 = gcuda.dequantize(ws[0]).numpy()
+        tw = [torch.from_numpy(w0).to("cuda", torch.float16) for _ in range(kt)]
+        tx = torch.from_numpy(xh.T.copy()).to("cuda", torch.float16)
+        to = [torch.empty((M, n_cols), device="cuda", dtype=torch.float16) for _ in range(kt)]
+        got = gcuda.mul_mat(ws[0], x).numpy().astype(np.float64)
+        ref = xh.astype(np.float64) @ w0.astype(np.float64).T
+        nmse = float(np.sum((got - ref) ** 2) / np.sum(ref ** 2))
+        notes = [f"{k} rotating weight sets ({q_bytes / 1e6:.1f} MB each), torch {kt} float16 "
+                 f"sets ({M * K * 2 / 1e6:.1f} MB); GB/s counts the weight bytes read",
+                 f"ggml_cy NMSE vs float64 of the dequantized weights: {nmse:.2e}"]
+        return Setup({}, nbytes=q_bytes, reference=None, notes=notes), {
+            "ggml_cy": lambda i: gcuda.mul_mat(ws[i % k], x, out=outs[i % k]),
+            "torch": lambda i: torch.matmul(tw[i % kt], tx, out=to[i % kt])}
+
+    return Case(f"mul_mat {name} {M}x{K} x{n_cols} (torch: f16)", setup, group="quant",
+                params={"op": "mul_mat", "type": name, "m": M, "k": K, "n": n_cols},
+                targets=targets)
+
+
+def quant_cases(env):
+    cases = [_dequant_case(env, name) for name in QUANT_DEQ]
+    cases.append(_matvec_case(env, "Q4_0", 1, [Target("torch>=2", "vs_torch", 2.0)]))
+    for name in ("Q8_0", "Q4_K", "Q6_K"):
+        cases.append(_matvec_case(env, name, 1, []))
+    cases.append(_matvec_case(env, "Q4_0", 8, []))
+    cases.append(_matvec_case(env, "Q4_0", 512, []))     # the tensor-core GEMM path
+    return cases
+
+
+def copy_fraction_ratio(results):
+    """GB/s over the d2d copy ceiling measured in this run (ggml_cy's copy)."""
+    ceil = next((r.gbps("ggml_cy") for r in results if r.case.group == "ceiling"), None)
+    return _harness.bandwidth_fraction("ggml_cy", ceil, "of_copy", "xcopy")
+
+
 def build_cases(env):
     quick = env["opts"].quick
     cases = [_ceiling_case(env)]
+    import os
+    groups = os.environ.get("GGML_CY_BENCH_GPU_GROUPS")   # e.g. "quant": only those rows
+    if groups:
+        want = set(groups.split(","))
+        return cases + (quant_cases(env) if "quant" in want else [])
     sizes = [1 << 20, 1 << 24] if quick else [1 << 20, 1 << 24, 1 << 27]
     t_contig = [Target("torch>=0.95", "vs_torch", 0.95)]
     for dt in (np.float32, np.float16):
@@ -280,6 +380,7 @@ def build_cases(env):
     cases.append(_copy_case(env, "transpose copy 4096x4096 f32", (4096, 4096), (1, 0), "copy",
                             [Target("torch>=2.5", "vs_torch", 2.5)]))
     cases.append(_graph_case(env))
+    cases.extend(quant_cases(env))
     return cases
 
 
@@ -330,7 +431,7 @@ def run(opts, json_path, argv=None, out=None):
            "l2": info["l2_cache_bytes"] or (50 << 20)}
     t0 = time.perf_counter()
     results = _measure_all(build_cases(env), opts, EventTimer(torch, gcuda))
-    ratios = gf.torch_ratios()
+    ratios = gf.torch_ratios() + [copy_fraction_ratio(results)]
     _harness.evaluate_ratios(results, ratios)
     meta["runtime_s"] = round(time.perf_counter() - t0, 1)
     pre = ["ratios  : xtorch = torch's time / ggml_cy's (above 1: ggml_cy faster); "

@@ -165,6 +165,19 @@ static inline bool is_contiguous(const ggml_tensor * t) {
     }
     return true;
 }
+// rows of whole blocks, packed (quantized tensors; plain types too)
+static inline bool is_contiguous_q(const ggml_tensor * t) {
+    const int64_t blck = ggml_cy_blck_size(t->type);
+    if (blck <= 0 || t->ne[0] % blck) return false;
+    int64_t expect = (int64_t)ggml_cy_block_bytes(t->type);
+    if (t->nb[0] != expect) return false;
+    expect *= t->ne[0] / blck;
+    for (int i = 1; i < GGML_MAX_DIMS; i++) {
+        if (t->ne[i] != 1 && t->nb[i] != expect) return false;
+        expect *= t->ne[i];
+    }
+    return true;
+}
 static inline bool same_shape(const ggml_tensor * a, const ggml_tensor * b) {
     for (int i = 0; i < GGML_MAX_DIMS; i++) if (a->ne[i] != b->ne[i]) return false;
     return true;
@@ -186,5 +199,14 @@ int reduce_forward(ggml_tensor * dst, cudaStream_t stream);           // SUM, SU
 bool reduce_supported(int op, int dst_type, int src0_type);
 int mul_mat_forward(ggml_tensor * dst, cudaStream_t stream);
 bool mul_mat_supported(int dst_type, int a_type, int b_type);
+// quantized tensors (quant.cu): dequantizing and raw-block copies, GET_ROWS, MUL_MAT with
+// quantized weights
+bool quant_supported(int type);                       // the device dequantizes this type
+bool quant_copy_supported(int dst_type, int src_type);
+int quant_copy_forward(ggml_tensor * dst, const ggml_tensor * src, cudaStream_t stream);
+bool get_rows_supported(int dst_type, int a_type, int ids_type);
+int get_rows_forward(ggml_tensor * dst, cudaStream_t stream);
+bool mul_mat_q_supported(int dst_type, int a_type, int b_type);
+int mul_mat_q_forward(ggml_tensor * dst, cudaStream_t stream);
 
 }  // namespace gcy

@@ -18,7 +18,7 @@ static bool op_is_reduce(int op) {
     return op == GGML_OP_SUM || op == GGML_OP_SUM_ROWS || op == GGML_OP_MEAN;
 }
 static bool op_has_two_sources(int op) {
-    return op_is_binary(op) || op == GGML_OP_ADD1 || op == GGML_OP_MUL_MAT;
+    return op_is_binary(op) || op == GGML_OP_ADD1 || op == GGML_OP_MUL_MAT || op == GGML_OP_GET_ROWS;
 }
 
 // Checks the node and its operands (types, presence, memory) without launching anything.
@@ -46,6 +46,7 @@ static int launch_node(ggml_tensor * dst, cudaStream_t stream) {
     if (op_is_unary(op)) return unary_forward(dst, stream);
     if (op_is_reduce(op)) return reduce_forward(dst, stream);
     if (op == GGML_OP_MUL_MAT) return mul_mat_forward(dst, stream);
+    if (op == GGML_OP_GET_ROWS) return get_rows_forward(dst, stream);   // quant.cu
     if (op == GGML_OP_ADD1) {
         // ADD with a one-element src1, which tiles any shape (as the CPU path does)
         if (nelements(dst->src[1]) != 1) return fail(GGML_CY_CUDA_ERR_INVALID, "ADD1: src1 must hold one element");
@@ -154,6 +155,7 @@ int ggml_cy_cuda_supports_op(int op, int dst_type, int src0_type, int src1_type)
     if (op_is_copy(op)) return copy_supported(dst_type, src0_type);
     if (op_is_reduce(op)) return reduce_supported(op, dst_type, src0_type);
     if (op == GGML_OP_MUL_MAT) return mul_mat_supported(dst_type, src0_type, src1_type);
+    if (op == GGML_OP_GET_ROWS) return get_rows_supported(dst_type, src0_type, src1_type);
     if (op == GGML_OP_ADD1) return binary_supported(GGML_OP_ADD, dst_type, src0_type, src1_type);
     return 0;
 }

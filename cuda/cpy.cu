@@ -138,6 +138,8 @@ static int merge2(lay2 & d, lay2 & s) {
 }
 
 bool copy_supported(int dst_type, int src_type) {
+    if (ggml_cy_is_quantized(dst_type) || ggml_cy_is_quantized(src_type))
+        return quant_copy_supported(dst_type, src_type);   // quant.cu
     return ggml_type_valid(dst_type) && ggml_type_valid(src_type);
 }
 
@@ -176,6 +178,8 @@ static int copy_transpose(const lay2 & d, const lay2 & s, int J, const void * sp
 }
 
 int copy_forward(ggml_tensor * dst, const ggml_tensor * src, cudaStream_t stream) {
+    if (ggml_cy_is_quantized(dst->type) || ggml_cy_is_quantized(src->type))
+        return quant_copy_forward(dst, src, stream);       // quant.cu
     if (!copy_supported(dst->type, src->type)) {
         return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "copy %s -> %s not supported", ggml_type_name(src->type),
                     ggml_type_name(dst->type));

@@ -149,6 +149,7 @@ __global__ void __launch_bounds__(256) k_mul_mat(mm_args p) {
 }
 
 bool mul_mat_supported(int dst_type, int a_type, int b_type) {
+    if (ggml_cy_is_quantized(a_type)) return mul_mat_q_supported(dst_type, a_type, b_type);   // quant.cu
     return dst_type == GGML_TYPE_F32 && b_type == GGML_TYPE_F32 &&
            (a_type == GGML_TYPE_F32 || a_type == GGML_TYPE_F16);
 }
@@ -156,6 +157,7 @@ bool mul_mat_supported(int dst_type, int a_type, int b_type) {
 int mul_mat_forward(ggml_tensor * dst, cudaStream_t stream) {
     const ggml_tensor * a = dst->src[0];
     const ggml_tensor * b = dst->src[1];
+    if (ggml_cy_is_quantized(a->type)) return mul_mat_q_forward(dst, stream);   // quant.cu
     if (!mul_mat_supported(dst->type, a->type, b->type)) {
         return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "mul_mat: a f32/f16, b f32, dst f32");
     }

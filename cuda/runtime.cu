@@ -117,19 +117,27 @@ static ggml_cy_cuda_buffer * region_of_locked(uintptr_t p, size_t n) {
 
 int check_tensor_memory(const ggml_tensor * t, const char * role) {
     if (!t) return fail(GGML_CY_CUDA_ERR_INVALID, "%s: tensor is NULL", role);
-    if (!ggml_type_valid(t->type)) return fail(GGML_CY_CUDA_ERR_INVALID, "%s: invalid type %d", role, t->type);
+    if (!ggml_cy_type_known(t->type)) return fail(GGML_CY_CUDA_ERR_INVALID, "%s: invalid type %d", role, t->type);
+    // quantized types: dim 0 counts values, blocks of blck_size values take nb[0] bytes each
+    const int64_t blck = ggml_cy_blck_size(t->type);
     int64_t lo = 0, hi = 0;
     for (int i = 0; i < GGML_MAX_DIMS; i++) {
         if (t->ne[i] <= 0) {
             if (t->ne[i] == 0) return GGML_CY_CUDA_OK;   // empty: touches nothing
             return fail(GGML_CY_CUDA_ERR_INVALID, "%s: negative ne[%d]", role, i);
         }
-        int64_t span = (t->ne[i] - 1) * t->nb[i];
+        int64_t n_i = t->ne[i];
+        if (i == 0 && blck > 1) {
+            if (n_i % blck) return fail(GGML_CY_CUDA_ERR_INVALID, "%s: ne[0] = %lld is not a multiple of %s's block size %lld",
+                                        role, (long long)n_i, ggml_cy_type_name(t->type), (long long)blck);
+            n_i /= blck;
+        }
+        int64_t span = (n_i - 1) * t->nb[i];
         if (span < 0) lo += span; else hi += span;
     }
     if (!t->data) return fail(GGML_CY_CUDA_ERR_BAD_POINTER, "%s: data pointer is NULL", role);
     uintptr_t first = (uintptr_t)t->data + lo;
-    size_t n = (size_t)(hi - lo) + ggml_type_size(t->type);
+    size_t n = (size_t)(hi - lo) + ggml_cy_block_bytes(t->type);
     std::lock_guard<std::mutex> lock(g_mutex);
     if (!region_of_locked(first, n)) {
         return fail(GGML_CY_CUDA_ERR_BAD_POINTER,

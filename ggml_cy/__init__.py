@@ -69,6 +69,8 @@ from ggml_cy import backend  # noqa: E402
 from ggml_cy.expr import evaluate  # noqa: E402
 # quantized types: quantize (float arrays -> ggml's blocks) and dequantize
 from ggml_cy.quants import quantize, dequantize  # noqa: E402
+# quantized weights: mul_mat (b @ dequantize(a).T, ggml's integer dots) and get_rows
+from ggml_cy.quants import mul_mat, get_rows  # noqa: E402
 # build and CPU report
 from ggml_cy._config import show_config  # noqa: E402
 
@@ -82,7 +84,7 @@ __all__ = [
     "object_overhead",
     "float32_to_bfloat16",
     "bfloat16_to_float32",
-    "blck_size", "type_size", "row_size", "dequantize",
+    "blck_size", "type_size", "row_size", "dequantize", "mul_mat", "get_rows",
     "from_dlpack",
     *_ufuncs_all,
     "Graph", "Plan", "evaluate", "backend",

@@ -228,6 +228,8 @@ OPS = (
     op("MEAN", "reduce", builder="mean", bstyle="custom", cuda=True, doc="each row's mean"),
     op("MUL_MAT", "matmul", builder="mul_mat", bstyle="custom", cuda=True,
        doc="the matrix product a [K, M] x b [K, N] -> [M, N]"),
+    op("GET_ROWS", "other", builder="get_rows", bstyle="custom", cuda=True,
+       doc="rows of a table (f32/f16/bf16/quantized) picked by int32 ids, as f32"),
 )
 
 BY_NAME = {o.name: o for o in OPS}

@@ -14,6 +14,7 @@ cdef enum:
     STEP_NODE = 1     # one node, rows split over n_tasks threads
     STEP_TEMP = 2     # one node whose dst overlaps a source: compute to a temp, copy back
     STEP_FUSED = 3    # a fused elementwise group
+    STEP_QMM = 4      # mul_mat with quantized weights: convert b (shared), barrier, dots
 
 ctypedef struct gstep:
     int kind
@@ -30,7 +31,8 @@ ctypedef struct gplan:
     ggml_tensor ** nodes        # copy of the graph's node list
     gstep * steps
     int * node_tasks            # per node, for graph.plan() reporting
-    size_t shared_size          # temporaries of STEP_TEMP nodes (one at a time)
+    size_t shared_size          # temporaries of STEP_TEMP nodes, converted b of STEP_QMM
+                                # nodes (one step at a time)
     size_t per_thread_size      # mul_mat packs / fused scratch, per thread
     size_t work_size            # total bytes the work buffer needs
     int error                   # set by compute when a kernel refused a node

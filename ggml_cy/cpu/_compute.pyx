@@ -11,14 +11,14 @@ from libc.string cimport memcpy, memset
 
 from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, core_nelements,
                             core_nrows, core_contiguous_strides, GGML_MAX_SRC,
-                            GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64)
+                            GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64, GGML_TYPE_I32)
 from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for,
                                    pool_run, pool_barrier, check_signals, KERN_INTERRUPTED)
 from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT,
                                 GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
                                 GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
                                 GGML_OP_TRANSPOSE, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN,
-                                GGML_OP_MUL_MAT, GGML_OP_COUNT,
+                                GGML_OP_MUL_MAT, GGML_OP_GET_ROWS, GGML_OP_COUNT,
                                 ggml_cy_op_is_binary, ggml_cy_op_is_elementwise)
 from ggml_cy.cpu._fused cimport (fuse_group, fuse_build_group, fuse_work_size, fuse_run,
                              extents_overlap)
@@ -79,6 +79,20 @@ cdef extern from "quantize_tensor.h" nogil:
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
+
+cdef extern from "get_rows.h" nogil:
+    int gr_supported(int type)
+    int gr_compute(const ggml_tensor * dst, int ith, int nth)   # -2: an id out of range
+
+cdef extern from "mul_mat_q.h" nogil:
+    # MUL_MAT with quantized weights (csrc/mul_mat_q.h): convert b once into the shared
+    # work buffer, barrier, then the integer dot products (STEP_QMM)
+    int mmq_supported(int type)
+    int mmq_is_quantized(int type)
+    size_t mmq_block_bytes(int type)
+    size_t mmq_work_size(const ggml_tensor * dst)
+    void mmq_convert_b(const ggml_tensor * dst, int ith, int nth, char * wdata)
+    int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char * wdata)
 
 # Below these sizes a node runs on one thread: a barrier costs more than the work.
 cdef enum:
@@ -178,6 +192,8 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
     if op == GGML_OP_MUL_MAT:
         mm_compute(node, ith, nth, <float *> work)
         return 0
+    if op == GGML_OP_GET_ROWS:
+        return gr_compute(node, ith, nth)
     if is_quant_copy(node):
         gcy_qcopy_part(node, node.src[0], ith, nth)
         return 0
@@ -185,6 +201,14 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
         gcy_qz_part(node, node.src[0], ith, nth)
         return 0
     return compute_forward(node, ith, nth)
+
+
+cdef inline void set_error(gplan * p, int rc) noexcept nogil:
+    """Records a kernel's refusal: 2 for get_rows ids out of range (IndexError), else 1."""
+    if rc == -2:
+        p.error = 2
+    elif p.error == 0:
+        p.error = 1
 
 
 cdef inline bint is_quant_copy(const ggml_tensor * t) noexcept nogil:
@@ -226,7 +250,7 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
     cdef gstep * st
     cdef ggml_tensor * node
     cdef ggml_tensor tmp, back
-    cdef int s, nt, last = -1
+    cdef int s, nt, rc, last = -1
     cdef size_t es
     for s in range(p.n_steps):
         if p.steps[s].kind != STEP_NOOP:
@@ -238,7 +262,17 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
             continue
         nt = st.n_tasks if st.n_tasks < nth else nth
         if st.kind == STEP_NODE:
-            if ith < nt and compute_node(p.nodes[st.node], ith, nt, mine) < 0:
+            if ith < nt:
+                rc = compute_node(p.nodes[st.node], ith, nt, mine)
+                if rc < 0:
+                    set_error(p, rc)
+        elif st.kind == STEP_QMM:
+            # every thread of the job meets at the barrier, working or not
+            node = p.nodes[st.node]
+            if ith < nt:
+                mmq_convert_b(node, ith, nt, shared)
+            pool_barrier()
+            if ith < nt and mmq_dots(node, ith, nt, shared) < 0:
                 p.error = 1
         elif st.kind == STEP_FUSED:
             if ith < nt and fuse_run(st.group, mine, ith, nt) < 0:
@@ -251,8 +285,10 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
             tmp.data = shared
             core_contiguous_strides(node.type, node.ne, tmp.nb)
             tmp.view_src = NULL
-            if ith < nt and compute_node(&tmp, ith, nt, mine) < 0:
-                p.error = 1
+            if ith < nt:
+                rc = compute_node(&tmp, ith, nt, mine)
+                if rc < 0:
+                    set_error(p, rc)
             pool_barrier()
             memcpy(&back, node, sizeof(ggml_tensor))
             memset(back.src, 0, sizeof(back.src))
@@ -326,7 +362,20 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
     if t.src[0] == NULL:
         raise ValueError(f"node {tensor_label(t)} has no source")
     cdef bint ok
-    if op == GGML_OP_MUL_MAT:
+    if is_qmm(t):
+        ok = (t.src[1].type == GGML_TYPE_F32 and t.type == GGML_TYPE_F32 and t.nb[0] == 4
+              and mmq_supported(t.src[0].type))
+        if ok and t.src[0].nb[0] != <int64_t> mmq_block_bytes(t.src[0].type):
+            raise ValueError(f"node {tensor_label(t)}: quantized weights "
+                             f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
+    elif op == GGML_OP_GET_ROWS:
+        ok = (t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32 and t.type == GGML_TYPE_F32
+              and t.nb[0] == 4 and gr_supported(t.src[0].type))
+        if ok and mmq_is_quantized(t.src[0].type) and \
+                t.src[0].nb[0] != <int64_t> mmq_block_bytes(t.src[0].type):
+            raise ValueError(f"node {tensor_label(t)}: quantized table "
+                             f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
+    elif op == GGML_OP_MUL_MAT:
         ok = (t.src[1] != NULL and t.type == GGML_TYPE_F32 and t.nb[0] == 4
               and (t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F16)
               and t.src[1].type == GGML_TYPE_F32)
@@ -363,6 +412,12 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
         raise TypeError(f"node {tensor_label(t)}: the CPU backend does not support "
                         f"{op_name(op).decode()} with sources of type {srcs}")
     return 0
+
+
+cdef inline bint is_qmm(ggml_tensor * t) noexcept nogil:
+    """A MUL_MAT whose weights (src0) are quantized: run as a STEP_QMM."""
+    return (t.op == GGML_OP_MUL_MAT and t.src[0] != NULL and t.src[1] != NULL
+            and mmq_is_quantized(t.src[0].type))
 
 
 cdef bint needs_temp(ggml_tensor * t) noexcept nogil:
@@ -415,6 +470,11 @@ cdef int node_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
         return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if op == GGML_OP_MUL_MAT:
         n = t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3] * t.src[0].ne[0] // MIN_FLOPS_PER_THREAD
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
+    if op == GGML_OP_GET_ROWS:
+        n = core_nelements(t) // MIN_ELEMENTS_PER_THREAD
+        rows = t.ne[1] * t.ne[2] * t.ne[3]
+        n = n if n < rows else rows
         return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if op == GGML_OP_ADD1:
         memcpy(&tmp, t, sizeof(ggml_tensor))
@@ -526,7 +586,16 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                 free(g)
             st.n_tasks = node_tasks(nodes[i], n_threads)
             p.node_tasks[i] = st.n_tasks
-            if needs_temp(nodes[i]):
+            if is_qmm(nodes[i]):
+                if needs_temp(nodes[i]):
+                    raise ValueError(f"node {tensor_label(nodes[i])}: the result of a "
+                                     "mul_mat with quantized weights may not overlap its "
+                                     "sources")
+                st.kind = STEP_QMM
+                sz = align64(mmq_work_size(nodes[i]))
+                if sz > p.shared_size:
+                    p.shared_size = sz
+            elif needs_temp(nodes[i]):
                 if is_quant_copy(nodes[i]) and ggml_cy_is_quantized(nodes[i].type):
                     raise ValueError(f"node {tensor_label(nodes[i])}: a copy between "
                                      f"overlapping quantized tensors")
@@ -540,7 +609,8 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                     p.shared_size = sz
             else:
                 st.kind = STEP_NODE
-            if nodes[i].op == GGML_OP_MUL_MAT and mm_bytes > p.per_thread_size:
+            if (nodes[i].op == GGML_OP_MUL_MAT and not is_qmm(nodes[i])
+                    and mm_bytes > p.per_thread_size):
                 p.per_thread_size = mm_bytes
             i += 1
     except BaseException:
@@ -570,7 +640,7 @@ cdef void plan_free(gplan * p) noexcept nogil:
 
 
 _STEP_NAMES = {STEP_NOOP: "noop", STEP_NODE: "node", STEP_TEMP: "node+temp",
-               STEP_FUSED: "fused"}
+               STEP_FUSED: "fused", STEP_QMM: "mul_mat_q"}
 
 
 cdef class Plan:

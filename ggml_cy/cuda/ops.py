@@ -17,12 +17,14 @@ import numpy as np
 
 from ggml_cy.core import optable
 from ggml_cy.cuda import tensor as _tensor
-from ggml_cy.cuda.runtime import require as _require, current_device
+from ggml_cy.cuda.runtime import require as _require, current_device, CudaError
 from ggml_cy.cuda.tensor import (BF16, BOOL, F32, U8, DeviceTensor, contiguous_strides,
-                                  merge_layouts, np_dtype, type_of, MAXDIMS)
+                                  merge_layouts, np_dtype, type_of, MAXDIMS, quant_traits,
+                                  quant_type, quant_row_bytes, contiguous_strides_q, type_name)
 
 __all__ = ["asarray", "empty", "zeros", "from_dlpack", "eager_call", "scaled_op", "copy",
-           "astype", "copyto", "to_numpy", "dlpack_capsule"]
+           "astype", "copyto", "to_numpy", "dlpack_capsule", "from_blocks", "dequantize",
+           "mul_mat", "get_rows", "blocks_to_numpy"]
 
 
 # ----------------------------------------------------------------------------- tensors
@@ -83,6 +85,8 @@ def asarray(a, dtype=None):
 
 
 def to_numpy(x, raw_bfloat16=False):
+    if x.is_quantized:
+        return to_numpy(dequantize(x))
     if not x.is_contiguous():
         x = copy(x)
     if x.ggml_type == BF16:
@@ -304,12 +308,23 @@ def _run(opname, srcs, out_type, out=None, params=None):
 
 
 def copy(x, dtype=None):
-    """A contiguous copy (converted to dtype when given)."""
+    """A contiguous copy (converted to dtype when given; a quantized tensor copies its
+    blocks, or dequantizes into a float dtype)."""
+    if x.is_quantized:
+        if dtype is not None and _quant_or_none(dtype) != x.ggml_type:
+            return dequantize(x, dtype)
+        target = _empty_quant(x.shape, x.ggml_type)
+        _quant_launch(_require().OPS["CPY"], target, x)
+        return target
     t = x.ggml_type if dtype is None else type_of(dtype)
     return _run("CPY", [x], t) if x.size else empty(x.shape, "bfloat16" if t == BF16 else np_dtype(t))
 
 
 def astype(x, dtype, copy=True):
+    if x.is_quantized:
+        if _quant_or_none(dtype) == x.ggml_type:
+            return globals()["copy"](x) if copy else x
+        return dequantize(x, dtype)
     t = type_of(dtype)
     if t == x.ggml_type and not copy:
         return x
@@ -342,6 +357,8 @@ def eager_call(name, args, kwargs):
     """The eager API's entry for device tensors: ggml_cy.<name>(*args, **kwargs) computed
     on the device. Type promotion follows numpy (the loop numpy would pick)."""
     _require()
+    if name in _QUANT_EAGER:
+        return globals()[name](*args, **(kwargs or {}))
     kwargs = dict(kwargs or {})
     out = kwargs.pop("out", None)
     if isinstance(out, tuple):
@@ -446,12 +463,221 @@ def scaled_op(name, a, b, s0, s1, s_out, out=None):
     return target
 
 
+# ----------------------------------------------------------------------------- quantized
+# Quantized weights on the device: raw ggml blocks uploaded as they are (from_blocks),
+# dequantized on the device (bitwise equal to the CPU and to gguf-py), multiplied (mul_mat:
+# a mat-vec kernel for 1-8 columns, a tensor-core GEMM above) and gathered (get_rows).
+_QUANT_EAGER = ("dequantize", "mul_mat", "get_rows")
+
+
+def _quant_or_none(dtype):
+    try:
+        return quant_type(dtype)
+    except TypeError:
+        return None
+
+
+def _empty_quant(shape, t):
+    c = _require()
+    shape = tuple(int(n) for n in shape)
+    if not shape:
+        raise ValueError("a quantized tensor has at least one dim (its rows of blocks)")
+    if any(n < 0 for n in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    if len(shape) > 4:
+        raise ValueError("quantized device tensors have at most 4 dims")
+    rows = 1
+    for n in shape[:-1]:
+        rows *= n
+    nbytes = rows * quant_row_bytes(t, shape[-1])
+    buf = c.Buffer.alloc(max(nbytes, 1))
+    return DeviceTensor(buf, 0, t, shape, contiguous_strides_q(shape, t))
+
+
+def from_blocks(raw, qtype, shape=None):
+    """Uploads raw ggml blocks of a quantized type (what ``ggml_cy.quantize`` returns, or a
+    GGUF tensor's bytes) to the device as a quantized DeviceTensor.
+
+    raw: a uint8 array of shape (..., bytes per row) or any bytes-like object; qtype: a
+    GGMLType, its number or name ('q4_0'); shape: the tensor's shape in values (by default
+    raw's shape with its last dim turned from bytes into values)."""
+    t = quant_type(qtype)
+    blck, bb = quant_traits(t)
+    if isinstance(raw, np.ndarray):
+        if raw.dtype != np.uint8:
+            raise TypeError(f"raw blocks must be a uint8 array, not {raw.dtype}")
+        host = np.ascontiguousarray(raw)
+    else:
+        try:
+            host = np.frombuffer(memoryview(raw).cast("B"), dtype=np.uint8)
+        except TypeError:
+            raise TypeError(f"raw blocks must be a uint8 array or bytes-like, not "
+                            f"{type(raw).__name__}") from None
+    if shape is None:
+        if host.ndim == 0 or host.shape[-1] % bb:
+            raise ValueError(f"the last dim of raw ({host.shape[-1] if host.ndim else 0} bytes) "
+                             f"is not a multiple of {type_name(t)}'s {bb}-byte block")
+        shape = host.shape[:-1] + (host.shape[-1] // bb * blck,)
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    shape = tuple(int(n) for n in shape)
+    if not shape or any(n < 0 for n in shape):
+        raise ValueError(f"bad shape {shape} for a quantized tensor")
+    rows = 1
+    for n in shape[:-1]:
+        rows *= n
+    need = rows * quant_row_bytes(t, shape[-1])
+    if host.size != need:
+        raise ValueError(f"{type_name(t)} of shape {shape} takes {need} bytes, raw has {host.size}")
+    x = _empty_quant(shape, t)
+    if need:
+        x.buffer.set_bytes(0, host.reshape(-1))
+    return x
+
+
+def blocks_to_numpy(x):
+    """Raw blocks of a quantized device tensor: uint8 array (..., bytes per row)."""
+    if not x.is_quantized:
+        raise TypeError("blocks() is for quantized device tensors")
+    if not x.is_contiguous():
+        x = copy(x)
+    row = quant_row_bytes(x.ggml_type, x.shape[-1])
+    host = np.empty(x.shape[:-1] + (row,), np.uint8)
+    if host.size:
+        x.buffer.get_bytes(x.offset, host.reshape(-1))
+    return host
+
+
+def _quant_desc(x):
+    if x.ndim > 4:
+        raise ValueError("quantized device tensors have at most 4 dims")
+    return (x.ggml_type, x.ne, x.nb, x.data_ptr)
+
+
+def _quant_launch(op, target, src, src1=None):
+    c = _require()
+    if target.size == 0:
+        return
+    c.op_forward(op, _quant_desc(target), _quant_desc(src),
+                 None if src1 is None else _quant_desc(src1))
+
+
+def _float_out_type(dtype):
+    t = type_of(dtype)
+    if t not in (F32, BF16, 1):
+        raise TypeError(f"quantized tensors dequantize to float32, float16 or bfloat16, not {dtype}")
+    return t
+
+
+def dequantize(x, dtype=np.float32, out=None):
+    """A quantized device tensor's values as float32 (or float16/bfloat16), computed on the
+    device: bitwise the CPU's ``ggml_cy.dequantize`` and gguf-py's (float32)."""
+    c = _require()
+    if not _is_device(x):
+        raise TypeError("gcuda.dequantize takes a quantized DeviceTensor (see from_blocks)")
+    if not x.is_quantized:
+        raise TypeError(f"dequantize: the tensor is {type_name(x.ggml_type)}, not a quantized type")
+    t = _float_out_type(dtype)
+    if out is None:
+        out = empty(x.shape, _dtype_arg(t))
+    else:
+        _check_out(out, x.shape, t)
+        if out.ggml_type != t:
+            raise TypeError(f"out is {type_name(out.ggml_type)}, dtype asks for {type_name(t)}")
+    _quant_launch(c.OPS["CPY"], out, x)
+    return out
+
+
+def mul_mat(a, b, out=None):
+    """ggml's mul_mat on the device, in numpy's order: a (..., M, K) weights (quantized,
+    float32 or float16), b (..., N, K) float32 -> (..., N, M) float32 = b @ a.T per batch;
+    a's batch dims divide b's (broadcast as ggml does)."""
+    c = _require()
+    if not _is_device(a):
+        raise TypeError("mul_mat: a must be a DeviceTensor (quantized weights: from_blocks)")
+    b = b if _is_device(b) else asarray(np.asarray(b, np.float32))
+    if b.ggml_type != F32:
+        raise TypeError(f"mul_mat: b must be float32, not {type_name(b.ggml_type)}")
+    if a.ndim < 2 or b.ndim < 2 or a.ndim > 4 or b.ndim > 4:
+        raise ValueError(f"mul_mat takes 2- to 4-dim operands, got {a.shape} and {b.shape}")
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"mul_mat: a's rows ({a.shape[-1]}) and b's rows ({b.shape[-1]}) differ")
+    nd = max(a.ndim, b.ndim)
+    ab = (1,) * (nd - a.ndim) + a.shape[:-2]
+    bb = (1,) * (nd - b.ndim) + b.shape[:-2]
+    for i, (na, nbb) in enumerate(zip(ab, bb)):
+        if na == 0 or nbb % na:
+            raise ValueError(f"mul_mat: a's batch dims {a.shape[:-2]} must divide b's {b.shape[:-2]}")
+    shape = bb + (b.shape[-2], a.shape[-2])
+    if out is None:
+        out = empty(shape, np.float32)
+    else:
+        _check_out(out, shape, F32)
+        if out.ggml_type != F32:
+            raise TypeError("mul_mat: out must be float32")
+    if out.size == 0:
+        return out
+    if a.is_quantized:
+        ad = _quant_desc(a)
+    else:
+        if a.ggml_type not in (F32, 1):
+            raise TypeError(f"mul_mat: a must be quantized, float32 or float16, not {type_name(a.ggml_type)}")
+        ad = (a.ggml_type, a.ne, a.nb, a.data_ptr)
+    c.op_forward(c.OPS["MUL_MAT"], (F32, out.ne, out.nb, out.data_ptr), ad,
+                 (F32, b.ne, b.nb, b.data_ptr))
+    return out
+
+
+def get_rows(table, rows, dtype=np.float32):
+    """ggml's get_rows on the device (embedding lookup): table (R, K) or (B, R, K) or
+    (C, B, R, K) (quantized, float32, float16 or bfloat16), rows int (n,) / (B, n) /
+    (C, B, n) -> (..., n, K) of dtype. Row numbers are checked (IndexError)."""
+    c = _require()
+    if not _is_device(table):
+        raise TypeError("get_rows: table must be a DeviceTensor")
+    if table.ndim < 2 or table.ndim > 4:
+        raise ValueError(f"get_rows: the table has 2 to 4 dims, got {table.shape}")
+    host = None if _is_device(rows) else np.asarray(rows)
+    if host is not None:
+        if host.dtype.kind not in "iu":
+            raise TypeError(f"get_rows: row numbers must be integers, not {host.dtype}")
+        if host.ndim != table.ndim - 1:
+            raise ValueError(f"get_rows: rows need {table.ndim - 1} dims for a table of shape "
+                             f"{table.shape}, got {host.shape}")
+        check = host
+    else:
+        if rows.ndim != table.ndim - 1:
+            raise ValueError(f"get_rows: rows need {table.ndim - 1} dims for a table of shape "
+                             f"{table.shape}, got {rows.shape}")
+        check = rows.numpy()
+        if check.dtype.kind not in "iu":
+            raise TypeError(f"get_rows: row numbers must be integers, not {check.dtype}")
+    if tuple(check.shape[:-1]) != tuple(table.shape[:-2]):
+        raise ValueError(f"get_rows: rows of shape {check.shape} do not match the table's "
+                         f"batch dims {table.shape[:-2]}")
+    R = table.shape[-2]
+    if check.size and (check.min() < -R or check.max() >= R):
+        raise IndexError(f"get_rows: a row number is out of range for a table of {R} rows")
+    t = _float_out_type(dtype)
+    out = empty(tuple(check.shape) + (table.shape[-1],), _dtype_arg(t))
+    if out.size == 0:
+        return out
+    idx = asarray(np.where(check < 0, check + R, check).astype(np.int32))
+    td = _quant_desc(table) if table.is_quantized else (table.ggml_type, table.ne, table.nb,
+                                                         table.data_ptr)
+    c.op_forward(c.OPS["GET_ROWS"], (t, out.ne, out.nb, out.data_ptr), td,
+                 (idx.ggml_type, idx.ne, idx.nb, idx.data_ptr))
+    return out
+
+
 # ----------------------------------------------------------------------------- DLPack
 _DL_CODES = {"f": 2, "i": 0, "u": 1, "b": 6}
 
 
 def dlpack_capsule(x, stream=None, dl_device=None, copy=None):
     c = _require()
+    if x.is_quantized:
+        raise BufferError(f"DLPack has no {type_name(x.ggml_type)} dtype (dequantize first)")
     if copy:
         raise BufferError("ggml_cy device tensors export without copies only (copy=True)")
     if dl_device is not None and tuple(dl_device) != (2, c.get_device()):

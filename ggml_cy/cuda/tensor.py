@@ -28,6 +28,73 @@ _NAME = {F32: "float32", F16: "float16", F64: "float64", I8: "int8", I16: "int16
          I32: "int32", I64: "int64", U8: "uint8", BOOL: "bool", BF16: "bfloat16"}
 
 
+# ---------------------------------------------------------------- quantized types
+# A quantized device tensor keeps its shape in values (the last dim a multiple of the block
+# size) and numpy-style byte strides whose last entry is the bytes of one block (ggml's nb[0]
+# = type_size): views by rows share the buffer; the last dim is never cut inside a row.
+def quant_traits(t):
+    """(values per block, bytes per block) of a quantized ggml type number, or None."""
+    hit = _QTRAITS.get(t, False)
+    if hit is False:
+        from ggml_cy.core import _core
+        try:
+            gt = _core.GGMLType(int(t))
+            hit = (gt.blck_size, gt.type_size) if gt.is_quantized else None
+        except (ValueError, TypeError, AttributeError):
+            hit = None
+        _QTRAITS[t] = hit
+    return hit
+
+
+_QTRAITS = {}
+
+
+def quant_type(qtype):
+    """ggml type number of a quantized type: a GGMLType, its number, or its name ('q4_0',
+    'Q4_K'); TypeError for anything else."""
+    from ggml_cy.core import _core
+    t = None
+    if isinstance(qtype, str):
+        t = getattr(_core.GGMLType, qtype.upper(), None)
+        if t is None:
+            t = getattr(_core.GGMLType, qtype, None)
+    elif isinstance(qtype, (int, np.integer)) and not isinstance(qtype, bool):
+        t = int(qtype)
+    if t is None or quant_traits(int(t)) is None:
+        raise TypeError(f"{qtype!r} is not a quantized ggml type")
+    return int(t)
+
+
+def quant_row_bytes(t, ne0):
+    blck, bb = quant_traits(t)
+    if ne0 % blck:
+        raise ValueError(f"a row of {type_name(t)} holds a multiple of {blck} values (its block "
+                         f"size), not {ne0}")
+    return ne0 // blck * bb
+
+
+def contiguous_strides_q(shape, t):
+    """Packed strides of a quantized tensor (last entry: bytes per block)."""
+    blck, bb = quant_traits(t)
+    if not shape:
+        return ()
+    strides, acc = [bb], bb * (shape[-1] // blck)
+    for n in reversed(shape[:-1]):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def type_name(t):
+    if t in _NAME:
+        return _NAME[t]
+    from ggml_cy.core import _core
+    try:
+        return str(_core.GGMLType(t))
+    except ValueError:
+        return f"type {t}"
+
+
 def type_of(dtype):
     """ggml type number of a numpy dtype or the string 'bfloat16'; TypeError otherwise."""
     if isinstance(dtype, str) and dtype in ("bfloat16", "bf16"):
@@ -134,12 +201,22 @@ class DeviceTensor:
 
     @property
     def dtype(self):
-        """numpy dtype, or the string 'bfloat16' (numpy has none)."""
+        """numpy dtype, or the string 'bfloat16' (numpy has none); a quantized tensor's
+        ggml type name ('q4_0', ...)."""
+        if self._type not in _SIZE:
+            return type_name(self._type)
         return "bfloat16" if self._type == BF16 else _NP_OF_TYPE[self._type]
 
     @property
     def itemsize(self):
+        if self._type not in _SIZE:
+            raise TypeError(f"a {type_name(self._type)} tensor stores blocks of "
+                            f"{quant_traits(self._type)[0]} values: it has no item size")
         return _SIZE[self._type]
+
+    @property
+    def is_quantized(self):
+        return self._type not in _SIZE
 
     @property
     def shape(self):
@@ -162,6 +239,8 @@ class DeviceTensor:
 
     @property
     def nbytes(self):
+        if self.is_quantized:
+            return self.size // quant_traits(self._type)[0] * quant_traits(self._type)[1]
         return self.size * self.itemsize
 
     @property
@@ -178,7 +257,7 @@ class DeviceTensor:
         nb = list(reversed(self._strides))
         ne = list(reversed(self._shape))
         if not nb:
-            nb, ne = [self.itemsize], [1]
+            nb, ne = [quant_traits(self._type)[1] if self.is_quantized else self.itemsize], [1]
         while len(nb) < 4:
             nb.append(nb[-1] * ne[len(nb) - 1])
             ne.append(1)
@@ -197,6 +276,8 @@ class DeviceTensor:
         return self._buf.alive
 
     def is_contiguous(self):
+        if self.is_quantized:
+            return self._strides == contiguous_strides_q(self._shape, self._type) or self.size == 0
         return self._strides == contiguous_strides(self._shape, self.itemsize) or self.size <= 1
 
     def desc(self):
@@ -210,7 +291,7 @@ class DeviceTensor:
 
     def __repr__(self):
         state = "" if self._buf.alive else ", freed"
-        return (f"DeviceTensor(shape={self._shape}, dtype={_NAME[self._type]}, "
+        return (f"DeviceTensor(shape={self._shape}, dtype={type_name(self._type)}, "
                 f"ne={self.ne if self.ndim <= 4 else '?'}{state})")
 
     def __bool__(self):
@@ -231,6 +312,8 @@ class DeviceTensor:
         axes = tuple(operator.index(a) % self.ndim if self.ndim else a for a in axes)
         if sorted(axes) != list(range(self.ndim)):
             raise ValueError(f"axes {axes} are not a permutation of {self.ndim} dims")
+        if self.is_quantized and self.ndim and axes[-1] != self.ndim - 1:
+            raise ValueError("a quantized tensor's last dim (its rows of blocks) stays last")
         return self._view(self._offset, [self._shape[a] for a in axes],
                           [self._strides[a] for a in axes])
 
@@ -262,6 +345,11 @@ class DeviceTensor:
         if n != self.size:
             raise ValueError(f"cannot reshape size {self.size} into {tuple(shape)}")
         src = self if self.is_contiguous() else self.copy()
+        if self.is_quantized:
+            if not shape or shape[-1] % quant_traits(self._type)[0]:
+                raise ValueError(f"a {type_name(self._type)} tensor's last dim must be a multiple "
+                                 f"of {quant_traits(self._type)[0]} (whole blocks)")
+            return src._view(src._offset, shape, contiguous_strides_q(shape, self._type))
         return src._view(src._offset, shape, contiguous_strides(shape, self.itemsize))
 
     def __getitem__(self, key):
@@ -275,6 +363,8 @@ class DeviceTensor:
             raise IndexError(f"too many indices: {n_real} for {self.ndim} dims")
         if n_ell == 0:
             key = key + (Ellipsis,)
+        if self.is_quantized:
+            self._check_quant_key(key, n_real)
         shape, strides = [], []
         offset = self._offset
         d = 0
@@ -307,6 +397,21 @@ class DeviceTensor:
                 d += 1
         return self._view(offset, shape, strides)
 
+    def _check_quant_key(self, key, n_real):
+        """Quantized tensors take row views: the last dim is kept whole."""
+        d = 0
+        for k in key:
+            if k is Ellipsis:
+                d += self.ndim - n_real
+            elif k is None:
+                continue
+            else:
+                if d == self.ndim - 1 and not (isinstance(k, slice) and
+                                               k.indices(self._shape[d]) == (0, self._shape[d], 1)):
+                    raise IndexError("a quantized tensor is indexed by rows: its last dim "
+                                     "(blocks) cannot be cut")
+                d += 1
+
     def __setitem__(self, key, value):
         """x[key] = value: a device copy (broadcast, converted) into the view x[key]."""
         _OPS.copyto(self[key], value)
@@ -314,8 +419,14 @@ class DeviceTensor:
     # ------------------------------------------------------------ data
     def numpy(self, raw_bfloat16=False):
         """A host copy (numpy array). bfloat16 comes back as float32 (exact), or as its
-        uint16 bit patterns with raw_bfloat16=True."""
+        uint16 bit patterns with raw_bfloat16=True. A quantized tensor comes back
+        dequantized to float32 (on the device); ``blocks()`` gives its raw bytes."""
         return _OPS.to_numpy(self, raw_bfloat16)
+
+    def blocks(self):
+        """The raw blocks of a quantized tensor as a host uint8 array of shape
+        (..., bytes per row)."""
+        return _OPS.blocks_to_numpy(self)
 
     get = numpy
 

@@ -477,6 +477,9 @@ cdef class Graph:
         if rc == KERN_INTERRUPTED:
             raise_interrupted()     # Ctrl-C between steps (KeyboardInterrupt)
         if rc != 0:
+            if p.error == 2:
+                raise IndexError("get_rows: a row id is out of range of its table (ids "
+                                 "must lie in [0, a.ne[1]))")
             raise RuntimeError("a CPU kernel refused a node of this graph (unsupported "
                                "op/type combination)")
         return 0

@@ -15,6 +15,7 @@ Rules (ggml's):
 """
 from ggml_cy.core import _core, optable
 from ggml_cy.graph import _graph
+from ggml_cy.cpu import _quant_ops
 from ggml_cy.cpu import _dequant
 from ggml_cy.core._core import GGMLType, Tensor
 
@@ -256,12 +257,49 @@ class Context(_core.Context):
         if a.is_transposed:
             raise ValueError(f"mul_mat: a {_shape(a)} is transposed; use ctx.cont(a) first "
                              "(as ggml requires)")
-        if a.type not in (GGMLType.F32, GGMLType.F16) or b.type != GGMLType.F32:
-            raise TypeError(f"mul_mat: a must be f32 or f16 and b f32, got a "
+        quantized = GGMLType(a.type).is_quantized
+        if b.type != GGMLType.F32 or not (a.type in (GGMLType.F32, GGMLType.F16) or (
+                quantized and _quant_ops.mul_mat_supported(int(a.type)))):
+            raise TypeError(f"mul_mat: a must be f32 or f16 (or quantized with a kernel: "
+                            f"{_quant_mm_types()}) and b f32, got a "
                             f"{GGMLType(a.type).name} {_shape(a)}, b "
                             f"{GGMLType(b.type).name} {_shape(b)}")
+        if quantized and a.nb[0] != GGMLType(a.type).type_size:
+            raise ValueError(f"mul_mat: quantized a {_shape(a)} must have contiguous rows of "
+                             "blocks (nb[0] == type_size); use ctx.cont(a) first")
         return self._record("MUL_MAT", GGMLType.F32, (a.ne[1], b.ne[1], b.ne[2], b.ne[3]),
                             (a, b))
+
+
+    # ------------------------------------------------------------------ row lookup
+    def get_rows(self, a, b):
+        """ggml_get_rows: rows of table a [ne0, R, ne2, ne3] (f32, f16, bf16 or any
+        quantized type) picked by int32 ids b [n, ne2, ne3]: the result [ne0, n, ne2, ne3]
+        f32 holds ``a[:, b[i, j, k], j, k]`` at ``[:, i, j, k]`` (quantized rows
+        dequantized). ggml's rule: ``a.ne[2] == b.ne[1]``, ``a.ne[3] == b.ne[2]``,
+        ``b.ne[3] == 1``. An id outside [0, R) makes compute raise IndexError."""
+        a = _tensor(a, "get_rows: a")
+        b = _tensor(b, "get_rows: b")
+        if b.type != GGMLType.I32:
+            raise TypeError(f"get_rows: the ids b must be i32, got "
+                            f"{GGMLType(b.type).name} {_shape(b)}")
+        if not _quant_ops.get_rows_supported(int(a.type)):
+            raise TypeError(f"get_rows: no kernel for tables of type "
+                            f"{GGMLType(a.type).name} {_shape(a)}")
+        if a.ne[2] != b.ne[1] or a.ne[3] != b.ne[2] or b.ne[3] != 1:
+            raise ValueError(f"get_rows: ids b {_shape(b)} do not match table a {_shape(a)} "
+                             "(ggml needs a.ne[2] == b.ne[1], a.ne[3] == b.ne[2], "
+                             "b.ne[3] == 1)")
+        if a.nb[0] != GGMLType(a.type).type_size and GGMLType(a.type).is_quantized:
+            raise ValueError(f"get_rows: quantized table a {_shape(a)} must have contiguous "
+                             "rows of blocks")
+        return self._record("GET_ROWS", GGMLType.F32, (a.ne[0], b.ne[0], b.ne[1], b.ne[2]),
+                            (a, b))
+
+
+def _quant_mm_types():
+    return ", ".join(t.name for t in GGMLType
+                     if t.is_quantized and _quant_ops.mul_mat_supported(int(t)))
 
 
 def _make_binary(name, op, inplace):

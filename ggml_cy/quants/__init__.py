@@ -21,7 +21,11 @@ from ggml_cy.cpu.threads import check_num_threads, get_num_threads
 # quantize: float arrays -> raw blocks (quants/quantize.py)
 from ggml_cy.quants.quantize import quantize, quantizable_types
 
-__all__ = ["dequantize", "blck_size", "type_size", "row_size", "quantize", "quantizable_types"]
+# computing with quantized weights: mul_mat, get_rows (compute.py)
+from ggml_cy.quants.compute import mul_mat, get_rows, mul_mat_types  # noqa: E402
+
+__all__ = ["dequantize", "blck_size", "type_size", "row_size", "quantize", "quantizable_types",
+           "mul_mat", "get_rows", "mul_mat_types"]
 
 _KIND_OF = {"float32": _dequant.KINDS["float32"], "float16": _dequant.KINDS["float16"],
             "bfloat16": _dequant.KINDS["bfloat16"]}

@@ -1,0 +1,608 @@
+// Quantized tensors on the device: dequantization (CPY/DUP/CONT from a quantized tensor into
+// f32/f16/bf16), copies between tensors of one quantized type, GET_ROWS from a quantized (or
+// plain float) table, and MUL_MAT with quantized weights.
+//
+// One gather-dequantize kernel serves copies and GET_ROWS: each thread turns eight values of
+// one block (qtype<T>::deq8, quant.cuh) into the destination type; a row index table, when
+// given, picks the source row (GET_ROWS).
+//
+// MUL_MAT(a quantized, b f32) -> f32:
+//  * one to eight columns of b (mat-vec, the token-generation case): one CTA of 4 warps per
+//    row of a, each thread dequantizes eight values at a time (Q4_0: its own half-block
+//    kernel) and multiplies them with the columns in float32; warp and CTA sums end the row. The weights are read once, so the kernel runs
+//    at the speed of the quantized bytes (Q4_0 reads 4.5 bits per weight where an f16 mat-vec
+//    reads 16).
+//  * more columns: a tensor-core GEMM (WMMA, f16 inputs, f32 accumulation) whose tile loader
+//    dequantizes a's blocks straight into shared memory (f32 -> f16 rounding, as ggml's
+//    cuBLAS path rounds dequantized weights and activations to f16); no scratch memory, so it
+//    is safe inside a captured CUDA graph. cuBLAS is not needed.
+#include <mma.h>
+
+#include "ops.cuh"
+#include "quant.cuh"
+
+namespace gcy {
+
+bool quant_supported(int type) {
+    return with_qtype(type, [](auto) {});
+}
+
+// ------------------------------------------------------------------ gather-dequantize
+struct deq_args {
+    const char * src; char * dst;
+    const char * ids;                 // GET_ROWS: int32 row numbers, or NULL (copies)
+    int64_t snb[4], dnb[4], inb[3];   // src/dst byte strides; ids strides over dst dims 1..3
+    int64_t src_rows;                 // src ne[1] (bounds of the row numbers)
+    fastdiv cpr, ne1, ne2;            // chunks per row, dst ne[1], dst ne[2]
+    int vec;                          // 1: dst rows contiguous and 16-byte aligned
+    int coal;                         // 1: also f32 and 32 | chunks per row: warp-staged stores
+};
+
+template <typename D> __device__ __forceinline__ void store8(char * dst, int64_t nb0, int vec, const float * v) {
+    if (vec) {
+        if constexpr (std::is_same_v<D, float>) {
+            ((float4 *)dst)[0] = make_float4(v[0], v[1], v[2], v[3]);
+            ((float4 *)dst)[1] = make_float4(v[4], v[5], v[6], v[7]);
+            return;
+        } else {
+            union { uint4 u; D h[8]; } pk;
+#pragma unroll
+            for (int j = 0; j < 8; j++) pk.h[j] = convert<D>(v[j]);
+            *(uint4 *)dst = pk.u;
+            return;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < 8; j++) *(D *)(dst + j * nb0) = convert<D>(v[j]);
+}
+
+template <typename Q, typename D>
+__global__ void __launch_bounds__(BLOCK) k_dequant(deq_args a, uint32_t n_chunks) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if constexpr (std::is_same_v<D, float>) {
+        if (a.coal && !a.ids) {
+            // a warp's 32 chunks are 256 consecutive values of one row: stage them in shared
+            // memory so that each store instruction writes 512 contiguous bytes
+            __shared__ float4 stage[BLOCK / 32][64];
+            if (i >= n_chunks) return;       // whole warps (n_chunks is a multiple of 32)
+            const uint32_t row = fdiv(i, a.cpr), cc = i - row * a.cpr.d;
+            const uint32_t t = fdiv(row, a.ne1), j1 = row - t * a.ne1.d;
+            const uint32_t j3 = fdiv(t, a.ne2), j2 = t - j3 * a.ne2.d;
+            constexpr int CPB = Q::QK / 8;
+            const char * src = a.src + j1 * a.snb[1] + j2 * a.snb[2] + (int64_t)j3 * a.snb[3] +
+                               (int64_t)(cc / CPB) * Q::BYTES;
+            float v[8];
+            Q::deq8((const uint8_t *)src, cc % CPB, v);
+            const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+            stage[w][2 * lane] = make_float4(v[0], v[1], v[2], v[3]);
+            stage[w][2 * lane + 1] = make_float4(v[4], v[5], v[6], v[7]);
+            __syncwarp();
+            float4 * dst = (float4 *)(a.dst + j1 * a.dnb[1] + j2 * a.dnb[2] + (int64_t)j3 * a.dnb[3] +
+                                      (int64_t)(cc - lane) * 32);
+            dst[lane] = stage[w][lane];
+            dst[32 + lane] = stage[w][32 + lane];
+            return;
+        }
+    }
+    if (i >= n_chunks) return;
+    const uint32_t row = fdiv(i, a.cpr), cc = i - row * a.cpr.d;
+    const uint32_t t = fdiv(row, a.ne1), j1 = row - t * a.ne1.d;
+    const uint32_t j3 = fdiv(t, a.ne2), j2 = t - j3 * a.ne2.d;
+    char * dst = a.dst + j1 * a.dnb[1] + j2 * a.dnb[2] + (int64_t)j3 * a.dnb[3] + (int64_t)cc * 8 * a.dnb[0];
+    int64_t i1 = j1;
+    if (a.ids) {
+        i1 = *(const int32_t *)(a.ids + j1 * a.inb[0] + j2 * a.inb[1] + (int64_t)j3 * a.inb[2]);
+        if (i1 < 0 || i1 >= a.src_rows) {   // a row number out of range: the row is NaN
+            float v[8];
+#pragma unroll
+            for (int j = 0; j < 8; j++) v[j] = __uint_as_float(0x7fc00000u);
+            store8<D>(dst, a.dnb[0], a.vec, v);
+            return;
+        }
+    }
+    constexpr int CPB = Q::QK / 8;
+    const char * src = a.src + i1 * a.snb[1] + j2 * a.snb[2] + (int64_t)j3 * a.snb[3] +
+                       (int64_t)(cc / CPB) * Q::BYTES;
+    float v[8];
+    Q::deq8((const uint8_t *)src, cc % CPB, v);
+    store8<D>(dst, a.dnb[0], a.vec, v);
+}
+
+// GET_ROWS from a plain float table: one element per thread.
+template <typename S, typename D>
+__global__ void __launch_bounds__(BLOCK) k_get_rows_plain(deq_args a, uint32_t n) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const uint32_t row = fdiv(i, a.cpr), k = i - row * a.cpr.d;
+    const uint32_t t = fdiv(row, a.ne1), j1 = row - t * a.ne1.d;
+    const uint32_t j3 = fdiv(t, a.ne2), j2 = t - j3 * a.ne2.d;
+    D * dst = (D *)(a.dst + j1 * a.dnb[1] + j2 * a.dnb[2] + (int64_t)j3 * a.dnb[3] + (int64_t)k * a.dnb[0]);
+    const int64_t i1 = *(const int32_t *)(a.ids + j1 * a.inb[0] + j2 * a.inb[1] + (int64_t)j3 * a.inb[2]);
+    if (i1 < 0 || i1 >= a.src_rows) { *dst = convert<D>(__uint_as_float(0x7fc00000u)); return; }
+    *dst = convert<D>(*(const S *)(a.src + i1 * a.snb[1] + j2 * a.snb[2] + (int64_t)j3 * a.snb[3] + (int64_t)k * a.snb[0]));
+}
+
+static bool is_float_out(int t) {
+    return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16;
+}
+
+template <typename F> static bool with_float_out(int type, F && f) {
+    switch (type) {
+        case GGML_TYPE_F32: f((float *)nullptr); return true;
+        case GGML_TYPE_F16: f((half *)nullptr); return true;
+        case GGML_TYPE_BF16: f((bf16 *)nullptr); return true;
+        default: return false;
+    }
+}
+
+// dst rows (ne[1..3] of dst) from src rows; src's dims 2 and 3 follow dst's.
+static int launch_dequant(const ggml_tensor * src, const ggml_tensor * dst, const int64_t * dnb,
+                          const ggml_tensor * ids, cudaStream_t stream) {
+    const int64_t ne0 = src->ne[0];
+    const int64_t rows = dst->ne[1] * dst->ne[2] * dst->ne[3];
+    const int64_t blck = ggml_cy_blck_size(src->type);
+    if (rows == 0 || ne0 == 0) return GGML_CY_CUDA_OK;
+    if (ne0 % blck) return fail(GGML_CY_CUDA_ERR_INVALID, "%s: row length %lld is not a multiple of the block size %lld",
+                                ggml_type_name(src->type), (long long)ne0, (long long)blck);
+    if (src->nb[0] != (int64_t)ggml_cy_block_bytes(src->type))
+        return fail(GGML_CY_CUDA_ERR_INVALID, "%s: nb[0] must be the block size in bytes", ggml_type_name(src->type));
+    const bool plain = !ggml_cy_is_quantized(src->type);
+    const int64_t per_row = plain ? ne0 : ne0 / 8;
+    if (per_row * rows >= ((int64_t)1 << 31) || dst->ne[1] >= ((int64_t)1 << 31) || dst->ne[2] >= ((int64_t)1 << 31))
+        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "tensor too large for the dequantize kernel");
+    deq_args a;
+    a.src = (const char *)src->data; a.dst = (char *)dst->data;
+    a.ids = ids ? (const char *)ids->data : nullptr;
+    for (int i = 0; i < 4; i++) { a.snb[i] = src->nb[i]; a.dnb[i] = dnb[i]; }
+    for (int i = 0; i < 3; i++) a.inb[i] = ids ? ids->nb[i] : 0;
+    a.src_rows = src->ne[1];
+    a.cpr = make_fastdiv((uint32_t)per_row);
+    a.ne1 = make_fastdiv((uint32_t)dst->ne[1]);
+    a.ne2 = make_fastdiv((uint32_t)dst->ne[2]);
+    const int64_t n = per_row * rows;
+    const unsigned grid = ceil_div(n, BLOCK);
+    int st = GGML_CY_CUDA_ERR_UNSUPPORTED;
+    with_float_out(dst->type, [&](auto dp) {
+        using D = std::remove_pointer_t<decltype(dp)>;
+        a.vec = dnb[0] == (int64_t)sizeof(D) && ((uintptr_t)dst->data % 16) == 0 && dnb[1] % 16 == 0 &&
+                dnb[2] % 16 == 0 && dnb[3] % 16 == 0;
+        a.coal = a.vec && !plain && per_row % 32 == 0;
+        if (plain) {
+            if (!ids) return;
+            st = GGML_CY_CUDA_OK;
+            if (src->type == GGML_TYPE_F32) k_get_rows_plain<float, D><<<grid, BLOCK, 0, stream>>>(a, (uint32_t)n);
+            else if (src->type == GGML_TYPE_F16) k_get_rows_plain<half, D><<<grid, BLOCK, 0, stream>>>(a, (uint32_t)n);
+            else if (src->type == GGML_TYPE_BF16) k_get_rows_plain<bf16, D><<<grid, BLOCK, 0, stream>>>(a, (uint32_t)n);
+            else st = GGML_CY_CUDA_ERR_UNSUPPORTED;
+            return;
+        }
+        with_qtype(src->type, [&](auto q) {
+            using Q = decltype(q);
+            k_dequant<Q, D><<<grid, BLOCK, 0, stream>>>(a, (uint32_t)n);
+            st = GGML_CY_CUDA_OK;
+        });
+    });
+    if (st != GGML_CY_CUDA_OK) {
+        return fail(st, "%s -> %s has no CUDA kernel", ggml_type_name(src->type), ggml_type_name(dst->type));
+    }
+    return check_launch("dequantize kernel launch");
+}
+
+// ------------------------------------------------------------------ copies
+bool quant_copy_supported(int dst_type, int src_type) {
+    if (!ggml_cy_is_quantized(src_type) && !ggml_cy_is_quantized(dst_type)) return false;
+    if (dst_type == src_type) return true;                         // raw block copies
+    return quant_supported(src_type) && is_float_out(dst_type);   // dequantize
+}
+
+__global__ void k_copy_bytes(const char * src, char * dst, fastdiv row_bytes, fastdiv ne1, fastdiv ne2,
+                             int64_t s1, int64_t s2, int64_t s3, int64_t d1, int64_t d2, int64_t d3, uint32_t n) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const uint32_t row = fdiv(i, row_bytes), b = i - row * row_bytes.d;
+    const uint32_t t = fdiv(row, ne1), i1 = row - t * ne1.d;
+    const uint32_t i3 = fdiv(t, ne2), i2 = t - i3 * ne2.d;
+    dst[i1 * d1 + i2 * d2 + (int64_t)i3 * d3 + b] = src[i1 * s1 + i2 * s2 + (int64_t)i3 * s3 + b];
+}
+
+int quant_copy_forward(ggml_tensor * dst, const ggml_tensor * src, cudaStream_t stream) {
+    if (!quant_copy_supported(dst->type, src->type)) {
+        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "copy %s -> %s is not supported on the CUDA device "
+                    "(quantized tensors copy to their own type or dequantize to f32/f16/bf16)",
+                    ggml_type_name(src->type), ggml_type_name(dst->type));
+    }
+    if (nelements(dst) != nelements(src)) {
+        return fail(GGML_CY_CUDA_ERR_INVALID, "copy: element counts differ (%lld vs %lld)",
+                    (long long)nelements(src), (long long)nelements(dst));
+    }
+    if (nelements(dst) == 0) return GGML_CY_CUDA_OK;
+    const size_t bb = ggml_cy_block_bytes(src->type);
+    if (dst->type == src->type) {   // raw blocks: rows of whole blocks
+        const int64_t blck = ggml_cy_blck_size(src->type);
+        if (src->ne[0] % blck || dst->ne[0] % blck || src->nb[0] != (int64_t)bb || dst->nb[0] != (int64_t)bb)
+            return fail(GGML_CY_CUDA_ERR_INVALID, "copy of %s: rows must be whole blocks", ggml_type_name(src->type));
+        if (is_contiguous_q(src) && is_contiguous_q(dst)) {
+            GCY_CUDA(cudaMemcpyAsync(dst->data, src->data, (size_t)(nelements(src) / blck) * bb,
+                                     cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
+            return GGML_CY_CUDA_OK;
+        }
+        if (!same_shape(src, dst))
+            return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "copy of %s between non-contiguous tensors of different shapes",
+                        ggml_type_name(src->type));
+        const int64_t row_bytes = src->ne[0] / blck * (int64_t)bb;
+        const int64_t n = row_bytes * src->ne[1] * src->ne[2] * src->ne[3];
+        if (n >= ((int64_t)1 << 31)) return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "copy too large");
+        k_copy_bytes<<<ceil_div(n, BLOCK), BLOCK, 0, stream>>>(
+            (const char *)src->data, (char *)dst->data, make_fastdiv((uint32_t)row_bytes),
+            make_fastdiv((uint32_t)src->ne[1]), make_fastdiv((uint32_t)src->ne[2]),
+            src->nb[1], src->nb[2], src->nb[3], dst->nb[1], dst->nb[2], dst->nb[3], (uint32_t)n);
+        return check_launch("quantized copy kernel launch");
+    }
+    // dequantize: dst with src's shape (any strides), or any contiguous dst
+    int64_t dnb[4];
+    if (same_shape(src, dst)) {
+        for (int i = 0; i < 4; i++) dnb[i] = dst->nb[i];
+    } else if (is_contiguous(dst)) {
+        dnb[0] = (int64_t)ggml_type_size(dst->type);
+        for (int i = 1; i < 4; i++) dnb[i] = dnb[i - 1] * src->ne[i - 1];
+    } else {
+        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "dequantize into a non-contiguous tensor of another shape");
+    }
+    ggml_tensor view = *dst;   // dst's data, seen with src's shape
+    for (int i = 0; i < 4; i++) view.ne[i] = src->ne[i];
+    return launch_dequant(src, &view, dnb, nullptr, stream);
+}
+
+// ------------------------------------------------------------------ GET_ROWS
+// ggml's rule: a [ne00, ne01, ne02, ne03], rows int32 [ne10, ne11, ne12], dst [ne00, ne10,
+// ne11, ne12]: dst row (i10, i11, i12) = a row (rows[i10, i11, i12], i11, i12).
+bool get_rows_supported(int dst_type, int a_type, int ids_type) {
+    if (ids_type != GGML_TYPE_I32 || !is_float_out(dst_type)) return false;
+    return quant_supported(a_type) || is_float_out(a_type);
+}
+
+int get_rows_forward(ggml_tensor * dst, cudaStream_t stream) {
+    const ggml_tensor * a = dst->src[0];
+    const ggml_tensor * ids = dst->src[1];
+    if (!get_rows_supported(dst->type, a->type, ids->type)) {
+        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "get_rows: table %s, rows %s -> %s (needs an f32/f16/bf16 or "
+                    "quantized table, int32 rows, an f32/f16/bf16 result)", ggml_type_name(a->type),
+                    ggml_type_name(ids->type), ggml_type_name(dst->type));
+    }
+    if (dst->ne[0] != a->ne[0] || dst->ne[1] != ids->ne[0] || dst->ne[2] != ids->ne[1] ||
+        dst->ne[3] != ids->ne[2] || ids->ne[3] != 1 || a->ne[2] != ids->ne[1] || a->ne[3] != ids->ne[2]) {
+        return fail(GGML_CY_CUDA_ERR_INVALID, "get_rows: shapes do not match ggml's rule");
+    }
+    return launch_dequant(a, dst, dst->nb, ids, stream);
+}
+
+// ------------------------------------------------------------------ MUL_MAT
+struct mmq_args {
+    const char * a; const char * b; char * d;
+    int K, M, N;
+    int r2, r3, ne12;
+    int64_t anb[4], bnb[4], dnb[4];
+    int bvec;                         // b rows contiguous and 16-byte aligned
+};
+
+constexpr int MMV_WARPS = 4;
+
+// b's eight values [8ch, 8ch + 8) of column c
+__device__ __forceinline__ void load_b8(const mmq_args & p, const char * bc, int ch, float * x) {
+    if (p.bvec) {
+        const float4 x0 = __ldg((const float4 *)bc + 2 * ch);
+        const float4 x1 = __ldg((const float4 *)bc + 2 * ch + 1);
+        x[0] = x0.x; x[1] = x0.y; x[2] = x0.z; x[3] = x0.w;
+        x[4] = x1.x; x[5] = x1.y; x[6] = x1.z; x[7] = x1.w;
+    } else {
+#pragma unroll
+        for (int j = 0; j < 8; j++) x[j] = *(const float *)(bc + (int64_t)(8 * ch + j) * p.bnb[0]);
+    }
+}
+
+// One CTA per R rows: its MMV_WARPS warps split the rows; warp sums, then the CTA's.
+template <int NC, int R = 1>
+__device__ __forceinline__ void mmv_finish(const mmq_args & p, const float * acc, int row0, int i12, int i13) {
+    __shared__ float part[MMV_WARPS][R * NC];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int i = 0; i < R * NC; i++) {
+        float s = acc[i];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0) part[warp][i] = s;
+    }
+    __syncthreads();
+    if (threadIdx.x < R * NC) {
+        const int r = threadIdx.x / NC, c = threadIdx.x % NC;
+        if (c < p.N && row0 + r < p.M) {
+            float s = 0.0f;
+#pragma unroll
+            for (int w = 0; w < MMV_WARPS; w++) s += part[w][threadIdx.x];
+            *(float *)(p.d + (int64_t)(row0 + r) * p.dnb[0] + (int64_t)c * p.dnb[1] + (int64_t)i12 * p.dnb[2] +
+                       (int64_t)i13 * p.dnb[3]) = s;
+        }
+    }
+}
+
+// Any type: each lane dequantizes chunks of 8 values (plain float ops, no NaN repair),
+// UNROLL chunks at a time so that their loads are in flight together.
+template <typename Q, int NC>
+__global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q(mmq_args p) {
+    constexpr int UNROLL = 4, NT = 32 * MMV_WARPS;
+    const int row = blockIdx.x;
+    const int z = blockIdx.y;
+    const int i12 = z % p.ne12, i13 = z / p.ne12;
+    const char * arow = p.a + (int64_t)row * p.anb[1] + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
+    const char * b = p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3];
+    constexpr int CPB = Q::QK / 8;
+    float acc[NC];
+#pragma unroll
+    for (int c = 0; c < NC; c++) acc[c] = 0.0f;
+    const int nchunks = p.K / 8;
+    int ch = threadIdx.x;
+    for (; ch + NT * (UNROLL - 1) < nchunks; ch += NT * UNROLL) {
+        float v[UNROLL][8];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int cu = ch + NT * u;
+            Q::template deq8<false>((const uint8_t *)(arow + (int64_t)(cu / CPB) * Q::BYTES), cu % CPB, v[u]);
+        }
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            if (c < p.N) {
+                const char * bc = b + (int64_t)c * p.bnb[1];
+                float s = acc[c];
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++) {
+                    float x[8];
+                    load_b8(p, bc, ch + NT * u, x);
+#pragma unroll
+                    for (int j = 0; j < 8; j++) s = fmaf(v[u][j], x[j], s);
+                }
+                acc[c] = s;
+            }
+        }
+    }
+    for (; ch < nchunks; ch += NT) {
+        float v[8];
+        Q::template deq8<false>((const uint8_t *)(arow + (int64_t)(ch / CPB) * Q::BYTES), ch % CPB, v);
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            if (c < p.N) {
+                float x[8];
+                load_b8(p, b + (int64_t)c * p.bnb[1], ch, x);
+                float s = acc[c];
+#pragma unroll
+                for (int j = 0; j < 8; j++) s = fmaf(v[j], x[j], s);
+                acc[c] = s;
+            }
+        }
+    }
+    mmv_finish<NC>(p, acc, row, i12, i13);
+}
+
+// Q4_0 (the common weight type): a lane takes half a block, 8 bytes = 16 values (8 low
+// nibbles: values 8h..8h+7, 8 high: 16+8h..), turns nibble - 8 into a float with one byte
+// permute and one add (0x4B0000nn is 2^23 + nn), sums q * b per half block and scales by d
+// once.
+__device__ __forceinline__ float nib_f(uint32_t w, int j) {   // byte j of w (< 16), minus 8
+    return __int_as_float(__byte_perm(w, 0x4B000000u, 0x7650u | (unsigned)j)) - 8388616.0f;
+}
+
+// NU half blocks of R rows (scales dd, bytes qq; unit numbers uu) times the columns of b
+// (each b value is loaded once for the R rows)
+template <int NU, int R, int NC>
+__device__ __forceinline__ void q4_0_units(const mmq_args & p, const char * b, const float (*dd)[R],
+                                           const uint2 (*qq)[R], const int * uu, float (*acc)[NC]) {
+#pragma unroll
+    for (int c = 0; c < NC; c++) {
+        if (c < p.N) {
+            const char * bc = b + (int64_t)c * p.bnb[1];
+#pragma unroll
+            for (int k = 0; k < NU; k++) {
+                const int blk = uu[k] >> 1, h = uu[k] & 1;
+                float xl[8], xh[8];
+                load_b8(p, bc, blk * 4 + h, xl);        // values 32 blk + 8h ..
+                load_b8(p, bc, blk * 4 + 2 + h, xh);    // values 32 blk + 16 + 8h ..
+#pragma unroll
+                for (int r = 0; r < R; r++) {
+                    const uint32_t lo0 = qq[k][r].x & 0x0f0f0f0fu, lo1 = qq[k][r].y & 0x0f0f0f0fu;
+                    const uint32_t hi0 = (qq[k][r].x >> 4) & 0x0f0f0f0fu, hi1 = (qq[k][r].y >> 4) & 0x0f0f0f0fu;
+                    float t = 0.0f;
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        t = fmaf(nib_f(lo0, j), xl[j], t);
+                        t = fmaf(nib_f(lo1, j), xl[4 + j], t);
+                        t = fmaf(nib_f(hi0, j), xh[j], t);
+                        t = fmaf(nib_f(hi1, j), xh[4 + j], t);
+                    }
+                    acc[r][c] = fmaf(dd[k][r], t, acc[r][c]);
+                }
+            }
+        }
+    }
+}
+
+// R rows per CTA (R > 1 for several columns: b is read once for R rows)
+template <int NC, int R>
+__global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q4_0(mmq_args p) {
+    constexpr int UNROLL = R == 1 ? 2 : 1, NT = 32 * MMV_WARPS;
+    const int row0 = blockIdx.x * R;
+    const int z = blockIdx.y;
+    const int i12 = z % p.ne12, i13 = z / p.ne12;
+    const char * abase = p.a + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
+    const char * b = p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3];
+    float acc[R][NC];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++) acc[r][c] = 0.0f;
+    const int nunits = p.K / 16;    // half blocks
+    auto load = [&](int u, int r, float & d, uint2 & q) {
+        const int row = row0 + r < p.M ? row0 + r : p.M - 1;   // past the end: a valid row, not written
+        const uint8_t * blk = (const uint8_t *)abase + (int64_t)row * p.anb[1] + (int64_t)(u >> 1) * sizeof(block_q4_0);
+        d = __half2float(__ushort_as_half(ld16(blk)));
+        q = ld8a2(blk + 2 + (u & 1) * 8);
+    };
+    int un = threadIdx.x;
+    for (; un + NT * (UNROLL - 1) < nunits; un += NT * UNROLL) {
+        float dd[UNROLL][R];
+        uint2 qq[UNROLL][R];
+        int uu[UNROLL];
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            uu[k] = un + NT * k;
+#pragma unroll
+            for (int r = 0; r < R; r++) load(uu[k], r, dd[k][r], qq[k][r]);
+        }
+        q4_0_units<UNROLL, R, NC>(p, b, dd, qq, uu, acc);
+    }
+    for (; un < nunits; un += NT) {
+        float dd[1][R];
+        uint2 qq[1][R];
+#pragma unroll
+        for (int r = 0; r < R; r++) load(un, r, dd[0][r], qq[0][r]);
+        q4_0_units<1, R, NC>(p, b, dd, qq, &un, acc);
+    }
+    mmv_finish<NC, R>(p, &acc[0][0], row0, i12, i13);
+}
+
+// Tensor-core GEMM: 64x64 output tiles, 4 warps of 32x32, k steps of 32.
+constexpr int GM = 64, GN = 64, GK = 32;
+
+template <typename Q>
+__global__ void __launch_bounds__(128) k_mm_q_wmma(mmq_args p) {
+    using namespace nvcuda;
+    __shared__ __align__(32) half As[GM][GK + 8];
+    __shared__ __align__(32) half Bs[GN][GK + 8];
+    __shared__ __align__(32) float Cs[GN][GM + 4];
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int m0 = blockIdx.x * GM, n0 = blockIdx.y * GN;
+    const int z = blockIdx.z;
+    const int i12 = z % p.ne12, i13 = z / p.ne12;
+    const char * a = p.a + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
+    const char * b = p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3];
+    constexpr int CPB = Q::QK / 8;
+    const int wm = warp & 1, wn = warp >> 1;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+#pragma unroll
+    for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.0f);
+
+    for (int k0 = 0; k0 < p.K; k0 += GK) {
+        // a: 64 rows x 4 chunks of 8, dequantized and rounded to f16
+#pragma unroll
+        for (int t = tid; t < GM * (GK / 8); t += 128) {
+            const int r = t >> 2, ck = t & 3, m = m0 + r;
+            float v[8];
+            if (m < p.M) {
+                const int ch = (k0 >> 3) + ck;
+                Q::template deq8<false>((const uint8_t *)(a + (int64_t)m * p.anb[1] + (int64_t)(ch / CPB) * Q::BYTES), ch % CPB, v);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 8; j++) v[j] = 0.0f;
+            }
+            union { uint4 u; half h[8]; } pk;
+#pragma unroll
+            for (int j = 0; j < 8; j++) pk.h[j] = __float2half_rn(v[j]);
+            *(uint4 *)&As[r][ck * 8] = pk.u;
+        }
+        // b: 64 rows x 32 values, one row per warp step (coalesced along k)
+#pragma unroll 4
+        for (int i = 0; i < GN / 4; i++) {
+            const int r = warp * (GN / 4) + i, n = n0 + r;
+            const float x = n < p.N ? *(const float *)(b + (int64_t)n * p.bnb[1] + (int64_t)(k0 + lane) * p.bnb[0]) : 0.0f;
+            Bs[r][lane] = __float2half_rn(x);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < GK; kk += 16) {
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa[2];
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb[2];
+#pragma unroll
+            for (int i = 0; i < 2; i++) wmma::load_matrix_sync(fa[i], &As[wm * 32 + i * 16][kk], GK + 8);
+#pragma unroll
+            for (int j = 0; j < 2; j++) wmma::load_matrix_sync(fb[j], &Bs[wn * 32 + j * 16][kk], GK + 8);
+#pragma unroll
+            for (int i = 0; i < 2; i++)
+#pragma unroll
+                for (int j = 0; j < 2; j++) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int j = 0; j < 2; j++)
+            wmma::store_matrix_sync(&Cs[wn * 32 + j * 16][wm * 32 + i * 16], acc[i][j], GM + 4, wmma::mem_col_major);
+    __syncthreads();
+    char * d = p.d + (int64_t)i12 * p.dnb[2] + (int64_t)i13 * p.dnb[3];
+    for (int t = tid; t < GM * GN; t += 128) {
+        const int nl = t / GM, ml = t % GM, m = m0 + ml, n = n0 + nl;
+        if (m < p.M && n < p.N) *(float *)(d + (int64_t)m * p.dnb[0] + (int64_t)n * p.dnb[1]) = Cs[nl][ml];
+    }
+}
+
+bool mul_mat_q_supported(int dst_type, int a_type, int b_type) {
+    return dst_type == GGML_TYPE_F32 && b_type == GGML_TYPE_F32 && quant_supported(a_type);
+}
+
+int mul_mat_q_forward(ggml_tensor * dst, cudaStream_t stream) {
+    const ggml_tensor * a = dst->src[0];
+    const ggml_tensor * b = dst->src[1];
+    if (!mul_mat_q_supported(dst->type, a->type, b->type)) {
+        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "mul_mat: a %s, b %s -> %s (quantized weights need b f32, dst f32)",
+                    ggml_type_name(a->type), ggml_type_name(b->type), ggml_type_name(dst->type));
+    }
+    if (a->ne[0] != b->ne[0] || dst->ne[0] != a->ne[1] || dst->ne[1] != b->ne[1] ||
+        dst->ne[2] != b->ne[2] || dst->ne[3] != b->ne[3] || a->ne[2] <= 0 || a->ne[3] <= 0 ||
+        b->ne[2] % a->ne[2] || b->ne[3] % a->ne[3]) {
+        return fail(GGML_CY_CUDA_ERR_INVALID, "mul_mat: shapes do not match ggml's rule");
+    }
+    const int64_t blck = ggml_cy_blck_size(a->type);
+    if (a->ne[0] % blck || a->nb[0] != (int64_t)ggml_cy_block_bytes(a->type)) {
+        return fail(GGML_CY_CUDA_ERR_INVALID, "mul_mat: a's rows must be whole %s blocks", ggml_type_name(a->type));
+    }
+    for (int i = 0; i < 4; i++) {
+        if (a->ne[i] >= (1 << 30) || b->ne[i] >= (1 << 30)) return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "mul_mat too large");
+    }
+    if (nelements(dst) == 0) return GGML_CY_CUDA_OK;
+    const int64_t nbatch = b->ne[2] * b->ne[3];
+    if (nbatch > 65535 || (b->ne[1] > 8 && (b->ne[1] + GN - 1) / GN > 65535))
+        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "mul_mat: too many batches or columns for the grid");
+    mmq_args p;
+    p.a = (const char *)a->data; p.b = (const char *)b->data; p.d = (char *)dst->data;
+    p.K = (int)a->ne[0]; p.M = (int)a->ne[1]; p.N = (int)b->ne[1];
+    p.r2 = (int)(b->ne[2] / a->ne[2]); p.r3 = (int)(b->ne[3] / a->ne[3]);
+    p.ne12 = (int)b->ne[2];
+    for (int i = 0; i < 4; i++) { p.anb[i] = a->nb[i]; p.bnb[i] = b->nb[i]; p.dnb[i] = dst->nb[i]; }
+    p.bvec = b->nb[0] == 4 && ((uintptr_t)b->data % 16) == 0 && b->nb[1] % 16 == 0 && b->nb[2] % 16 == 0 &&
+             b->nb[3] % 16 == 0;
+    with_qtype(a->type, [&](auto q) {
+        using Q = decltype(q);
+        if (p.N <= 8) {
+            const dim3 grid((unsigned)p.M, (unsigned)nbatch);   // one CTA per row
+            const dim3 grid4(ceil_div(p.M, 4), (unsigned)nbatch);  // 4 rows per CTA
+            const int block = 32 * MMV_WARPS;
+            if constexpr (Q::TYPE == GGML_TYPE_Q4_0) {
+                if (p.N == 1) k_mmv_q4_0<1, 1><<<grid, block, 0, stream>>>(p);
+                else if (p.N == 2) k_mmv_q4_0<2, 2><<<dim3(ceil_div(p.M, 2), (unsigned)nbatch), block, 0, stream>>>(p);
+                else if (p.N <= 4) k_mmv_q4_0<4, 4><<<grid4, block, 0, stream>>>(p);
+                else k_mmv_q4_0<8, 4><<<grid4, block, 0, stream>>>(p);
+            } else {
+                if (p.N == 1) k_mmv_q<Q, 1><<<grid, block, 0, stream>>>(p);
+                else if (p.N == 2) k_mmv_q<Q, 2><<<grid, block, 0, stream>>>(p);
+                else if (p.N <= 4) k_mmv_q<Q, 4><<<grid, block, 0, stream>>>(p);
+                else k_mmv_q<Q, 8><<<grid, block, 0, stream>>>(p);
+            }
+        } else {
+            const dim3 grid(ceil_div(p.M, GM), ceil_div(p.N, GN), (unsigned)nbatch);
+            k_mm_q_wmma<Q><<<grid, 128, 0, stream>>>(p);
+        }
+    });
+    return check_launch("quantized mul_mat kernel launch");
+}
+
+}  // namespace gcy

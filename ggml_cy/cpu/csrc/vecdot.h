@@ -1,0 +1,602 @@
+/* Dot products of quantized weight rows with quantized activation rows (ggml's vec_dot
+ * scheme), the building block of mul_mat with quantized weights (csrc/mul_mat_q.h).
+ *
+ * ggml never multiplies a quantized weight by floats: each row of the f32 operand b is
+ * first converted to the weight type's "vec-dot partner" (Q8_0 for the 32-blocks with a
+ * symmetric scale, Q8_1 for Q4_1/Q5_1 whose offset needs the block sum, Q8_K for the
+ * 256-value super-blocks), and the products then run on 8-bit integers. Here every weight
+ * type is unpacked, one tile of up to 256 values at a time, into signed 8-bit values plus
+ * its scales, and two dot routines cover all of them:
+ *   path A (32-blocks: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4, partner Q8_0/Q8_1): one
+ *     float scale (and offset) per 32 values;
+ *   path B (256-blocks: Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS TQ1_0 TQ2_0, partner Q8_K): an
+ *     integer scale (and min) per 16 values, one float scale per 256.
+ * The integer step is ggml's sign trick: |x| (unsigned) times y carrying x's sign, which
+ * is what the u8 x s8 instructions take: AVX-512 VNNI / AVX-VNNI vpdpbusd (+ vpdpwssd),
+ * AVX2 vpmaddubsw + vpmaddwd, and plain C for other CPUs. Values are at most 127 in
+ * magnitude (activations are clamped to +-127 by the Q8 quantizers), so the 16-bit pair
+ * sums of vpmaddubsw cannot saturate. Every routine takes up to VD_NC columns at once, so
+ * one unpacked tile serves several columns of b (the 8-column mat-vec case).
+ *
+ * The remaining i-quants (IQ1_S IQ1_M IQ2_XXS IQ2_XS IQ2_S IQ3_XXS IQ3_S) and NVFP4 take
+ * the simpler path F in mul_mat_q.h: a tile is dequantized to f32 and dotted with the f32
+ * rows of b. */
+#ifndef GGML_CY_VECDOT_H
+#define GGML_CY_VECDOT_H
+#include <stdint.h>
+#include <string.h>
+#include "ggml_types.h"
+#include "kernels_convert.h"
+#include "quant_tables.h"
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#define VD_NC 8   /* most columns one call handles */
+
+/* ------------------------------------------------------------------ activation blocks */
+/* ggml's layouts (ggml-common.h): Q8_0 {half d; int8 qs[32]}, Q8_1 {half d; half s =
+ * d * sum(qs); int8 qs[32]}, Q8_K {float d; int8 qs[256]; int16 bsums[16] (sums of 16)}. */
+#define VD_Q8_0_SIZE 34
+#define VD_Q8_1_SIZE 36
+#define VD_Q8_K_SIZE 292
+
+static inline uint16_t vd_ld16(const uint8_t * p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t vd_ld32(const uint8_t * p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline float vd_ldh(const uint8_t * p) { return kern_h2f(vd_ld16(p)); }
+
+/* The weight types the integer paths take, and each one's partner (-1: path F). */
+static inline int vd_partner(int type) {
+    switch (type) {
+    case GGML_TYPE_Q4_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q8_0:
+    case GGML_TYPE_IQ4_NL: case GGML_TYPE_MXFP4:
+        return GGML_TYPE_Q8_0;
+    case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1:
+        return GGML_TYPE_Q8_1;
+    case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K:
+    case GGML_TYPE_Q6_K: case GGML_TYPE_IQ4_XS: case GGML_TYPE_TQ1_0: case GGML_TYPE_TQ2_0:
+        return GGML_TYPE_Q8_K;
+    default:
+        return -1;
+    }
+}
+
+/* kvalues_iq4nl, kvalues_mxfp4: core/csrc/quant_tables.h */
+
+/* ggml_e8m0_to_fp32_half: 2^(e-127) / 2, exact (subnormal for e < 2). */
+static inline float vd_e8m0_half(uint8_t e) {
+    uint32_t bits = e < 2 ? (0x00200000u << e) : ((uint32_t)(e - 1) << 23);
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* ------------------------------------------------------------------ tiles */
+/* Path A: up to 8 blocks of 32: values, a float scale and offset per block. */
+typedef struct {
+    int8_t q[256] __attribute__((aligned(32)));
+    float d[8];
+    float m[8];
+} vd_tile_a;
+
+/* Path B: one super-block: values, integer scale and min per 16, float scales. */
+typedef struct {
+    int8_t q[256] __attribute__((aligned(32)));
+    int16_t sc[16] __attribute__((aligned(32)));
+    int16_t mn[16] __attribute__((aligned(32)));
+    float da, db;      /* value = da * sc * q - db * mn */
+} vd_tile_b;
+
+static inline int vd_has_offset(int type) {
+    return type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_1;
+}
+static inline int vd_has_min(int type) {
+    return type == GGML_TYPE_Q2_K || type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q5_K;
+}
+
+/* Unpacks nblk (<= 8) consecutive 32-blocks of a path-A type starting at x. */
+static inline __attribute__((always_inline))
+void vd_unpack_a(const int type, const uint8_t * x, int nblk, vd_tile_a * t) {
+    for (int b = 0; b < nblk; b++) {
+        int8_t * q = t->q + 32 * b;
+        switch (type) {
+        case GGML_TYPE_Q4_0: {
+            const uint8_t * p = x + 18 * b, * qs = p + 2;
+            t->d[b] = vd_ldh(p); t->m[b] = 0.0f;
+            for (int j = 0; j < 16; j++) {
+                q[j] = (int8_t)((qs[j] & 0x0F) - 8);
+                q[j + 16] = (int8_t)((qs[j] >> 4) - 8);
+            }
+            break;
+        }
+        case GGML_TYPE_Q4_1: {
+            const uint8_t * p = x + 20 * b, * qs = p + 4;
+            t->d[b] = vd_ldh(p); t->m[b] = vd_ldh(p + 2);
+            for (int j = 0; j < 16; j++) {
+                q[j] = (int8_t)(qs[j] & 0x0F);
+                q[j + 16] = (int8_t)(qs[j] >> 4);
+            }
+            break;
+        }
+        case GGML_TYPE_Q5_0: {
+            const uint8_t * p = x + 22 * b, * qs = p + 6;
+            const uint32_t qh = vd_ld32(p + 2);
+            t->d[b] = vd_ldh(p); t->m[b] = 0.0f;
+            for (int j = 0; j < 16; j++) {
+                q[j] = (int8_t)(((qs[j] & 0x0F) | (((qh >> j) & 1u) << 4)) - 16);
+                q[j + 16] = (int8_t)(((qs[j] >> 4) | (((qh >> (j + 16)) & 1u) << 4)) - 16);
+            }
+            break;
+        }
+        case GGML_TYPE_Q5_1: {
+            const uint8_t * p = x + 24 * b, * qs = p + 8;
+            const uint32_t qh = vd_ld32(p + 4);
+            t->d[b] = vd_ldh(p); t->m[b] = vd_ldh(p + 2);
+            for (int j = 0; j < 16; j++) {
+                q[j] = (int8_t)((qs[j] & 0x0F) | (((qh >> j) & 1u) << 4));
+                q[j + 16] = (int8_t)((qs[j] >> 4) | (((qh >> (j + 16)) & 1u) << 4));
+            }
+            break;
+        }
+        case GGML_TYPE_Q8_0: {
+            const uint8_t * p = x + 34 * b;
+            t->d[b] = vd_ldh(p); t->m[b] = 0.0f;
+            memcpy(q, p + 2, 32);
+            break;
+        }
+        case GGML_TYPE_IQ4_NL: {
+            const uint8_t * p = x + 18 * b, * qs = p + 2;
+            t->d[b] = vd_ldh(p); t->m[b] = 0.0f;
+            for (int j = 0; j < 16; j++) {
+                q[j] = kvalues_iq4nl[qs[j] & 0x0F];
+                q[j + 16] = kvalues_iq4nl[qs[j] >> 4];
+            }
+            break;
+        }
+        case GGML_TYPE_MXFP4: {
+            const uint8_t * p = x + 17 * b, * qs = p + 1;
+            t->d[b] = vd_e8m0_half(p[0]); t->m[b] = 0.0f;
+            for (int j = 0; j < 16; j++) {
+                q[j] = kvalues_mxfp4[qs[j] & 0x0F];
+                q[j + 16] = kvalues_mxfp4[qs[j] >> 4];
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}
+
+/* The scales of Q4_K/Q5_K: 8 six-bit (scale, min) pairs in 12 bytes (get_scale_min_k4). */
+static inline void vd_scale_min_k4(const uint8_t * s, int16_t * sc16, int16_t * mn16) {
+    for (int j = 0; j < 8; j++) {
+        int sc, m;
+        if (j < 4) {
+            sc = s[j] & 63;
+            m = s[j + 4] & 63;
+        } else {
+            sc = (s[j + 4] & 0x0F) | ((s[j - 4] >> 6) << 4);
+            m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+        }
+        sc16[2 * j] = sc16[2 * j + 1] = (int16_t)sc;
+        mn16[2 * j] = mn16[2 * j + 1] = (int16_t)m;
+    }
+}
+
+/* Unpacks one super-block of a path-B type. */
+static inline __attribute__((always_inline))
+void vd_unpack_b(const int type, const uint8_t * x, vd_tile_b * t) {
+    int8_t * q = t->q;
+    switch (type) {
+    case GGML_TYPE_Q2_K: {  /* scales[16] qs[64] d dmin */
+        const uint8_t * sc = x, * qs = x + 16;
+        t->da = vd_ldh(x + 80); t->db = vd_ldh(x + 82);
+        for (int h = 0; h < 2; h++)
+            for (int s = 0; s < 4; s++)
+                for (int l = 0; l < 32; l++)
+                    q[128 * h + 32 * s + l] = (int8_t)((qs[32 * h + l] >> (2 * s)) & 3);
+        for (int g = 0; g < 16; g++) {
+            t->sc[g] = (int16_t)(sc[g] & 0x0F);
+            t->mn[g] = (int16_t)(sc[g] >> 4);
+        }
+        break;
+    }
+    case GGML_TYPE_Q3_K: {  /* hmask[32] qs[64] scales[12] d */
+        const uint8_t * hm = x, * qs = x + 32, * s = x + 96;
+        t->da = vd_ldh(x + 108); t->db = 0.0f;
+        for (int h = 0; h < 2; h++)
+            for (int j = 0; j < 4; j++)
+                for (int l = 0; l < 32; l++)
+                    q[128 * h + 32 * j + l] = (int8_t)(((qs[32 * h + l] >> (2 * j)) & 3)
+                                                       - (((hm[l] >> (4 * h + j)) & 1) ? 0 : 4));
+        for (int g = 0; g < 16; g++) {
+            int lo = (s[g % 8] >> (4 * (g / 8))) & 0x0F;
+            int hi = (s[8 + g % 4] >> (2 * (g / 4))) & 3;
+            t->sc[g] = (int16_t)((lo | (hi << 4)) - 32);
+            t->mn[g] = 0;
+        }
+        break;
+    }
+    case GGML_TYPE_Q4_K: {  /* d dmin scales[12] qs[128] */
+        const uint8_t * qs = x + 16;
+        t->da = vd_ldh(x); t->db = vd_ldh(x + 2);
+        vd_scale_min_k4(x + 4, t->sc, t->mn);
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 32; l++) {
+                q[64 * j + l] = (int8_t)(qs[32 * j + l] & 0x0F);
+                q[64 * j + 32 + l] = (int8_t)(qs[32 * j + l] >> 4);
+            }
+        break;
+    }
+    case GGML_TYPE_Q5_K: {  /* d dmin scales[12] qh[32] qs[128] */
+        const uint8_t * qh = x + 16, * qs = x + 48;
+        t->da = vd_ldh(x); t->db = vd_ldh(x + 2);
+        vd_scale_min_k4(x + 4, t->sc, t->mn);
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 32; l++) {
+                q[64 * j + l] = (int8_t)((qs[32 * j + l] & 0x0F)
+                                         | (((qh[l] >> (2 * j)) & 1) << 4));
+                q[64 * j + 32 + l] = (int8_t)((qs[32 * j + l] >> 4)
+                                              | (((qh[l] >> (2 * j + 1)) & 1) << 4));
+            }
+        break;
+    }
+    case GGML_TYPE_Q6_K: {  /* ql[128] qh[64] scales[16] (int8) d */
+        const uint8_t * ql = x, * qh = x + 128;
+        const int8_t * s = (const int8_t *)(x + 192);
+        t->da = vd_ldh(x + 208); t->db = 0.0f;
+        for (int h = 0; h < 2; h++)
+            for (int l = 0; l < 32; l++) {
+                const uint8_t a = ql[64 * h + l], b = ql[64 * h + 32 + l], c = qh[32 * h + l];
+                q[128 * h + l] = (int8_t)(((a & 0x0F) | ((c & 3) << 4)) - 32);
+                q[128 * h + 32 + l] = (int8_t)(((b & 0x0F) | (((c >> 2) & 3) << 4)) - 32);
+                q[128 * h + 64 + l] = (int8_t)(((a >> 4) | (((c >> 4) & 3) << 4)) - 32);
+                q[128 * h + 96 + l] = (int8_t)(((b >> 4) | (((c >> 6) & 3) << 4)) - 32);
+            }
+        for (int g = 0; g < 16; g++) {
+            t->sc[g] = s[g];
+            t->mn[g] = 0;
+        }
+        break;
+    }
+    case GGML_TYPE_IQ4_XS: {  /* d scales_h scales_l[4] qs[128] */
+        const uint16_t sh = vd_ld16(x + 2);
+        const uint8_t * sl = x + 4, * qs = x + 8;
+        t->da = vd_ldh(x); t->db = 0.0f;
+        for (int ib = 0; ib < 8; ib++) {
+            int ls = ((sl[ib / 2] >> (4 * (ib % 2))) & 0x0F) | (((sh >> (2 * ib)) & 3) << 4);
+            t->sc[2 * ib] = t->sc[2 * ib + 1] = (int16_t)(ls - 32);
+            t->mn[2 * ib] = t->mn[2 * ib + 1] = 0;
+#if defined(__AVX2__)
+            const __m128i t16 = _mm_loadu_si128((const __m128i *)(qs + 16 * ib));
+            const __m256i nib = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t16, 4), t16),
+                                                 _mm256_set1_epi8(0x0F));
+            _mm256_store_si256((__m256i *)(q + 32 * ib), _mm256_shuffle_epi8(
+                _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl)), nib));
+#else
+            for (int j = 0; j < 16; j++) {
+                q[32 * ib + j] = kvalues_iq4nl[qs[16 * ib + j] & 0x0F];
+                q[32 * ib + 16 + j] = kvalues_iq4nl[qs[16 * ib + j] >> 4];
+            }
+#endif
+        }
+        break;
+    }
+    case GGML_TYPE_TQ2_0: {  /* qs[64] d */
+        t->da = vd_ldh(x + 64); t->db = 0.0f;
+        for (int h = 0; h < 2; h++)
+            for (int s = 0; s < 4; s++)
+                for (int l = 0; l < 32; l++)
+                    q[128 * h + 32 * s + l] = (int8_t)(((x[32 * h + l] >> (2 * s)) & 3) - 1);
+        for (int g = 0; g < 16; g++) { t->sc[g] = 1; t->mn[g] = 0; }
+        break;
+    }
+    case GGML_TYPE_TQ1_0: {  /* qs[48] qh[4] d: base-3 digits, 5 (qs) or 4 (qh) per byte */
+        static const uint8_t pow3[5] = {1, 3, 9, 27, 81};
+        const uint8_t * qs = x, * qh = x + 48;
+        t->da = vd_ldh(x + 52); t->db = 0.0f;
+        for (int p = 0; p < 5; p++)
+            for (int l = 0; l < 32; l++)
+                q[32 * p + l] = (int8_t)((((uint16_t)(uint8_t)(qs[l] * pow3[p])) * 3 >> 8) - 1);
+        for (int p = 0; p < 5; p++)
+            for (int l = 0; l < 16; l++)
+                q[160 + 16 * p + l] =
+                    (int8_t)((((uint16_t)(uint8_t)(qs[32 + l] * pow3[p])) * 3 >> 8) - 1);
+        for (int p = 0; p < 4; p++)
+            for (int l = 0; l < 4; l++)
+                q[240 + 4 * p + l] = (int8_t)((((uint16_t)(uint8_t)(qh[l] * pow3[p])) * 3 >> 8) - 1);
+        for (int g = 0; g < 16; g++) { t->sc[g] = 1; t->mn[g] = 0; }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ integer primitives */
+#if defined(__AVX2__)
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+#define VD_DPBUSD(acc, a, b) _mm256_dpbusd_epi32((acc), (a), (b))
+#define VD_DPWSSD(acc, a, b) _mm256_dpwssd_epi32((acc), (a), (b))
+#define VD_VNNI 1
+#elif defined(__AVXVNNI__)
+#define VD_DPBUSD(acc, a, b) _mm256_dpbusd_avx_epi32((acc), (a), (b))
+#define VD_DPWSSD(acc, a, b) _mm256_dpwssd_avx_epi32((acc), (a), (b))
+#define VD_VNNI 1
+#else
+#define VD_DPBUSD(acc, a, b) \
+    _mm256_add_epi32((acc), _mm256_madd_epi16(_mm256_maddubs_epi16((a), (b)), _mm256_set1_epi16(1)))
+#define VD_DPWSSD(acc, a, b) _mm256_add_epi32((acc), _mm256_madd_epi16((a), (b)))
+#define VD_VNNI 0
+#endif
+
+static inline float vd_hsum_ps(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline int vd_hsum_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+#endif
+
+/* ------------------------------------------------------------------ path A rows */
+/* Path A's activation rows are re-laid out after quantization (mmq_convert_b): the Q8_0
+ * / Q8_1 quants of the whole row first (32-byte aligned, so one aligned load per block),
+ * then the block scales d as floats, then (Q8_1) the block sums s = d * sum(q) as floats.
+ * The quants and scales are exactly the Q8_0 / Q8_1 blocks' (float16 scales widened). */
+static inline size_t vd_a_row_bytes(int64_t nb) { return (size_t)((40 * nb + 63) / 64 * 64); }
+
+#if defined(__AVX2__)
+/* Bytes 0xFF where bit j of v is set, 0 elsewhere (32 bits -> 32 bytes). */
+static inline __m256i vd_bits32(uint32_t v) {
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+    return _mm256_movm_epi8((__mmask32)v);
+#else
+    const __m256i shuf = _mm256_set_epi64x(0x0303030303030303LL, 0x0202020202020202LL,
+                                           0x0101010101010101LL, 0);
+    __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32((int)v), shuf);
+    bytes = _mm256_or_si256(bytes, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfeLL));
+    return _mm256_cmpeq_epi8(bytes, _mm256_set1_epi64x(-1));
+#endif
+}
+
+/* 16 bytes of nibbles -> 32 bytes: low nibbles (values 0-15) then high (16-31). */
+static inline __m256i vd_nibbles(const uint8_t * qs) {
+    const __m128i t = _mm_loadu_si128((const __m128i *)qs);
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+}
+
+/* One 32-block of a path-A type as 32 signed bytes, in registers. */
+static inline __attribute__((always_inline)) __m256i vd_load_a(const int type, const uint8_t * p) {
+    switch (type) {
+    case GGML_TYPE_Q4_0: return _mm256_sub_epi8(vd_nibbles(p + 2), _mm256_set1_epi8(8));
+    case GGML_TYPE_Q4_1: return vd_nibbles(p + 4);
+    case GGML_TYPE_Q5_0:
+        return _mm256_sub_epi8(_mm256_or_si256(vd_nibbles(p + 6), _mm256_and_si256(
+            vd_bits32(vd_ld32(p + 2)), _mm256_set1_epi8(0x10))), _mm256_set1_epi8(16));
+    case GGML_TYPE_Q5_1:
+        return _mm256_or_si256(vd_nibbles(p + 8), _mm256_and_si256(
+            vd_bits32(vd_ld32(p + 4)), _mm256_set1_epi8(0x10)));
+    case GGML_TYPE_Q8_0: return _mm256_loadu_si256((const __m256i *)(p + 2));
+    case GGML_TYPE_IQ4_NL:
+        return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(
+            _mm_loadu_si128((const __m128i *)kvalues_iq4nl)), vd_nibbles(p + 2));
+    case GGML_TYPE_MXFP4:
+        return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(
+            _mm_loadu_si128((const __m128i *)kvalues_mxfp4)), vd_nibbles(p + 1));
+    default: return _mm256_setzero_si256();
+    }
+}
+#endif
+
+static inline __attribute__((always_inline)) int vd_a_block_size(const int type) {
+    switch (type) {
+    case GGML_TYPE_Q4_0: case GGML_TYPE_IQ4_NL: return 18;
+    case GGML_TYPE_Q4_1: return 20;
+    case GGML_TYPE_Q5_0: return 22;
+    case GGML_TYPE_Q5_1: return 24;
+    case GGML_TYPE_Q8_0: return 34;
+    case GGML_TYPE_MXFP4: return 17;
+    default: return 0;
+    }
+}
+static inline __attribute__((always_inline)) float vd_a_scale(const int type, const uint8_t * p) {
+    return type == GGML_TYPE_MXFP4 ? vd_e8m0_half(p[0]) : vd_ldh(p);
+}
+
+/* s[c * os] = dot(weight row x (nb 32-blocks of `type`), activation row c), for NC
+ * columns whose converted rows (vd_a_row_bytes) start at y0 + c * ystride. */
+static inline __attribute__((always_inline))
+void vd_row_a(const int type, const int NC, int64_t nb, const uint8_t * x, size_t xbs,
+              const uint8_t * y0, size_t ystride, float * s, int64_t os) {
+    const int bs = vd_a_block_size(type);
+    const int off = vd_has_offset(type);
+    (void)xbs;
+#if defined(__AVX2__)
+    __m256 acc[VD_NC], macc[VD_NC];
+    float sc[VD_NC][8] __attribute__((aligned(32)));
+    for (int c = 0; c < NC; c++) { acc[c] = _mm256_setzero_ps(); macc[c] = _mm256_setzero_ps(); }
+    for (int64_t ib = 0; ib < nb; ib += 8) {
+        const int n = nb - ib < 8 ? (int)(nb - ib) : 8;
+        const uint8_t * xb = x + ib * bs;
+        float dx[8] __attribute__((aligned(32))) = {0}, mx[8] __attribute__((aligned(32))) = {0};
+        for (int b = 0; b < n; b++) {
+            dx[b] = vd_a_scale(type, xb + b * bs);
+            if (off) mx[b] = vd_ldh(xb + b * bs + 2);
+        }
+        const __m256 dxv = _mm256_load_ps(dx);
+        for (int c = 0; c < NC; c++) {
+            const float * yd = (const float *)(y0 + c * ystride + 32 * nb) + ib;
+            if (n == 8) {
+                _mm256_store_ps(sc[c], _mm256_mul_ps(dxv, _mm256_loadu_ps(yd)));
+                if (off) macc[c] = _mm256_fmadd_ps(_mm256_load_ps(mx), _mm256_loadu_ps(yd + nb), macc[c]);
+            } else {
+                for (int b = 0; b < n; b++) {
+                    sc[c][b] = dx[b] * yd[b];
+                    if (off) macc[c] = _mm256_add_ps(macc[c], _mm256_set_ps(0, 0, 0, 0, 0, 0, 0, mx[b] * yd[nb + b]));
+                }
+            }
+        }
+        for (int b = 0; b < n; b++) {
+            const __m256i xq = vd_load_a(type, xb + b * bs);
+            const __m256i ax = _mm256_sign_epi8(xq, xq);
+            for (int c = 0; c < NC; c++) {
+                const __m256i yq = _mm256_load_si256((const __m256i *)(y0 + c * ystride + 32 * (ib + b)));
+                const __m256i p = VD_DPBUSD(_mm256_setzero_si256(), ax, _mm256_sign_epi8(yq, xq));
+                acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_broadcast_ss(&sc[c][b]), acc[c]);
+            }
+        }
+    }
+    for (int c = 0; c < NC; c++) s[c * os] = vd_hsum_ps(_mm256_add_ps(acc[c], macc[c]));
+#else
+    float acc[VD_NC];
+    vd_tile_a t;
+    for (int c = 0; c < NC; c++) acc[c] = 0.0f;
+    for (int64_t ib = 0; ib < nb; ib += 8) {
+        const int n = nb - ib < 8 ? (int)(nb - ib) : 8;
+        vd_unpack_a(type, x + ib * bs, n, &t);
+        for (int b = 0; b < n; b++) {
+            const int8_t * xq = t.q + 32 * b;
+            for (int c = 0; c < NC; c++) {
+                const uint8_t * yr = y0 + c * ystride;
+                const int8_t * yq = (const int8_t *)yr + 32 * (ib + b);
+                const float * yd = (const float *)(yr + 32 * nb);
+                int32_t p = 0;
+                for (int j = 0; j < 32; j++) p += (int32_t)xq[j] * yq[j];
+                acc[c] += (float)p * (t.d[b] * yd[ib + b]);
+                if (off) acc[c] += t.m[b] * yd[nb + ib + b];
+            }
+        }
+    }
+    for (int c = 0; c < NC; c++) s[c * os] = acc[c];
+#endif
+}
+
+/* ------------------------------------------------------------------ path B rows */
+static inline __attribute__((always_inline))
+void vd_row_b(const int type, const int NC, int64_t nb, const uint8_t * x, size_t xbs,
+              const uint8_t * y0, size_t ystride, float * s, int64_t out_stride) {
+    float macc[VD_NC];
+    vd_tile_b t;
+#if defined(__AVX2__)
+    __m256 acc[VD_NC];
+    for (int c = 0; c < NC; c++) { acc[c] = _mm256_setzero_ps(); macc[c] = 0.0f; }
+    for (int64_t ib = 0; ib < nb; ib++) {
+        vd_unpack_b(type, x + ib * xbs, &t);
+        __m256i sumi[VD_NC];
+        for (int c = 0; c < NC; c++) sumi[c] = _mm256_setzero_si256();
+        const uint8_t * yb = y0 + ib * VD_Q8_K_SIZE;
+        for (int k = 0; k < 8; k++) {
+            const __m256i xq = _mm256_load_si256((const __m256i *)(t.q + 32 * k));
+            const __m256i ax = _mm256_sign_epi8(xq, xq);
+            /* 16-bit lanes 0-7 hold the pair sums of the first 16 values, 8-15 the next */
+            const __m256i scv = _mm256_set_m128i(_mm_set1_epi16(t.sc[2 * k + 1]),
+                                                 _mm_set1_epi16(t.sc[2 * k]));
+            for (int c = 0; c < NC; c++) {
+                const uint8_t * yc = yb + c * ystride;
+                const __m256i sy = _mm256_sign_epi8(
+                    _mm256_loadu_si256((const __m256i *)(yc + 4 + 32 * k)), xq);
+                sumi[c] = VD_DPWSSD(sumi[c], _mm256_maddubs_epi16(ax, sy), scv);
+            }
+        }
+        for (int c = 0; c < NC; c++) {
+            const uint8_t * yc = yb + c * ystride;
+            float yd;
+            memcpy(&yd, yc, 4);
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[c]), _mm256_set1_ps(t.da * yd), acc[c]);
+            if (vd_has_min(type)) {
+                const __m256i mm = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)t.mn),
+                                                     _mm256_loadu_si256((const __m256i *)(yc + 260)));
+                macc[c] -= t.db * yd * (float)vd_hsum_epi32(mm);
+            }
+        }
+    }
+    for (int c = 0; c < NC; c++) s[c * out_stride] = vd_hsum_ps(acc[c]) + macc[c];
+#else
+    float acc[VD_NC];
+    for (int c = 0; c < NC; c++) { acc[c] = 0.0f; macc[c] = 0.0f; }
+    for (int64_t ib = 0; ib < nb; ib++) {
+        vd_unpack_b(type, x + ib * xbs, &t);
+        const uint8_t * yb = y0 + ib * VD_Q8_K_SIZE;
+        for (int c = 0; c < NC; c++) {
+            const uint8_t * yc = yb + c * ystride;
+            const int8_t * yq = (const int8_t *)(yc + 4);
+            int16_t bs[16];
+            float yd;
+            memcpy(&yd, yc, 4);
+            memcpy(bs, yc + 260, 32);
+            int32_t sumi = 0, summ = 0;
+            for (int g = 0; g < 16; g++) {
+                int32_t p = 0;
+                for (int j = 0; j < 16; j++) p += (int32_t)t.q[16 * g + j] * yq[16 * g + j];
+                sumi += p * t.sc[g];
+                summ += (int32_t)t.mn[g] * bs[g];
+            }
+            acc[c] += t.da * yd * (float)sumi;
+            if (vd_has_min(type)) macc[c] -= t.db * yd * (float)summ;
+        }
+    }
+    for (int c = 0; c < NC; c++) s[c * out_stride] = acc[c] + macc[c];
+#endif
+}
+
+/* ------------------------------------------------------------------ dispatch */
+/* One weight row against nc (1..VD_NC) partner rows. */
+typedef void (*vd_rows_fn)(int nc, int64_t nb, const uint8_t * x, size_t xbs,
+                           const uint8_t * y0, size_t ystride, float * s, int64_t out_stride);
+
+#define VD_DEFINE_ROWS(NAME, PATH, TYPE)                                                  \
+    static void NAME(int nc, int64_t nb, const uint8_t * x, size_t xbs,                  \
+                     const uint8_t * y0, size_t ystride, float * s, int64_t os) {         \
+        while (nc > 0) {                                                                  \
+            if (nc >= 8) { PATH(TYPE, 8, nb, x, xbs, y0, ystride, s, os); nc -= 8; y0 += 8 * ystride; s += 8 * os; } \
+            else if (nc >= 4) { PATH(TYPE, 4, nb, x, xbs, y0, ystride, s, os); nc -= 4; y0 += 4 * ystride; s += 4 * os; } \
+            else if (nc >= 2) { PATH(TYPE, 2, nb, x, xbs, y0, ystride, s, os); nc -= 2; y0 += 2 * ystride; s += 2 * os; } \
+            else { PATH(TYPE, 1, nb, x, xbs, y0, ystride, s, os); nc -= 1; }             \
+        }                                                                                 \
+    }
+
+VD_DEFINE_ROWS(vd_rows_q4_0, vd_row_a, GGML_TYPE_Q4_0)
+VD_DEFINE_ROWS(vd_rows_q4_1, vd_row_a, GGML_TYPE_Q4_1)
+VD_DEFINE_ROWS(vd_rows_q5_0, vd_row_a, GGML_TYPE_Q5_0)
+VD_DEFINE_ROWS(vd_rows_q5_1, vd_row_a, GGML_TYPE_Q5_1)
+VD_DEFINE_ROWS(vd_rows_q8_0, vd_row_a, GGML_TYPE_Q8_0)
+VD_DEFINE_ROWS(vd_rows_iq4_nl, vd_row_a, GGML_TYPE_IQ4_NL)
+VD_DEFINE_ROWS(vd_rows_mxfp4, vd_row_a, GGML_TYPE_MXFP4)
+VD_DEFINE_ROWS(vd_rows_q2_k, vd_row_b, GGML_TYPE_Q2_K)
+VD_DEFINE_ROWS(vd_rows_q3_k, vd_row_b, GGML_TYPE_Q3_K)
+VD_DEFINE_ROWS(vd_rows_q4_k, vd_row_b, GGML_TYPE_Q4_K)
+VD_DEFINE_ROWS(vd_rows_q5_k, vd_row_b, GGML_TYPE_Q5_K)
+VD_DEFINE_ROWS(vd_rows_q6_k, vd_row_b, GGML_TYPE_Q6_K)
+VD_DEFINE_ROWS(vd_rows_iq4_xs, vd_row_b, GGML_TYPE_IQ4_XS)
+VD_DEFINE_ROWS(vd_rows_tq1_0, vd_row_b, GGML_TYPE_TQ1_0)
+VD_DEFINE_ROWS(vd_rows_tq2_0, vd_row_b, GGML_TYPE_TQ2_0)
+
+static inline vd_rows_fn vd_rows_for(int type) {
+    switch (type) {
+    case GGML_TYPE_Q4_0: return vd_rows_q4_0;
+    case GGML_TYPE_Q4_1: return vd_rows_q4_1;
+    case GGML_TYPE_Q5_0: return vd_rows_q5_0;
+    case GGML_TYPE_Q5_1: return vd_rows_q5_1;
+    case GGML_TYPE_Q8_0: return vd_rows_q8_0;
+    case GGML_TYPE_IQ4_NL: return vd_rows_iq4_nl;
+    case GGML_TYPE_MXFP4: return vd_rows_mxfp4;
+    case GGML_TYPE_Q2_K: return vd_rows_q2_k;
+    case GGML_TYPE_Q3_K: return vd_rows_q3_k;
+    case GGML_TYPE_Q4_K: return vd_rows_q4_k;
+    case GGML_TYPE_Q5_K: return vd_rows_q5_k;
+    case GGML_TYPE_Q6_K: return vd_rows_q6_k;
+    case GGML_TYPE_IQ4_XS: return vd_rows_iq4_xs;
+    case GGML_TYPE_TQ1_0: return vd_rows_tq1_0;
+    case GGML_TYPE_TQ2_0: return vd_rows_tq2_0;
+    default: return NULL;
+    }
+}
+
+#endif
