@@ -49,6 +49,13 @@ def _modules():
         if name.endswith(".__init__"):
             name = name[: -len(".__init__")]
         mods.setdefault(name, []).append(path)
+    # (pkg) an install has compiled modules without their .pyx: known names, no sources
+    # (per-CPU-level builds under _isa_*/ are the same modules)
+    for path in sorted(SRC.rglob("*.so")):
+        if path.name.startswith("lib") or path.parent.name.startswith("_isa_"):
+            continue
+        rel = path.relative_to(SRC.parent).as_posix()
+        mods.setdefault(rel.split(".", 1)[0].replace("/", "."), [])
     return mods
 
 

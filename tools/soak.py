@@ -116,7 +116,7 @@ TASKS = [t_eager, t_eager, t_eager, t_evaluate, t_evaluate, t_graph, t_threads_b
          t_gguf]
 
 
-def setup_shared(g, tmpdir):
+def setup_shared(g, tmpdir, label):
     rng = np.random.default_rng(1)
     x = rng.standard_normal((64, 4096)).astype(np.float32)
     q = g.quantize(x, "q4_K", n_threads=1)
@@ -125,7 +125,7 @@ def setup_shared(g, tmpdir):
     tensors = {"w": rng.standard_normal((128, 256)).astype(np.float32),
                "b": rng.integers(0, 100, 1000).astype(np.int32),
                "h": rng.standard_normal(4096).astype(np.float16)}
-    path = os.path.join(tmpdir, "soak.gguf")
+    path = os.path.join(tmpdir, f"soak-{label}.gguf")     # one file per process
     gguf.save(path, {"soak.answer": 42}, tensors)
     return {"quant": (x, q, d), "gguf": (path, tensors)}
 
@@ -142,7 +142,7 @@ def run_process(label, seconds, n_threads, warmup_s, sample_s, tmpdir, result_pa
         gpu = False
     if gpu:
         tasks.append(t_cuda)
-    shared = setup_shared(g, tmpdir)
+    shared = setup_shared(g, tmpdir, label)
     stats = {t.__name__: 0 for t in tasks}
     wrong, errors = [], []
     lock = threading.Lock()
