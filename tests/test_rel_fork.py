@@ -9,6 +9,15 @@ import textwrap
 
 import pytest
 
+import ggml_cy
+
+# The child imports the ggml_cy these tests import (an in-place build or an install): it runs
+# in the folder that holds that package, so an unbuilt source tree in the current directory
+# (CI runs pytest from the clone after `pip install .`) does not shadow the install.
+_HOME = os.path.dirname(os.path.dirname(os.path.abspath(ggml_cy.__file__)))
+_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    [_HOME] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+
 TIMEOUT = 120   # seconds per scenario; the work itself takes about a second
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -53,6 +62,7 @@ def _run(body):
     code = PRELUDE + textwrap.dedent(body)
     try:
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=_HOME, env=_ENV,
                            timeout=TIMEOUT)
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"hung (> {TIMEOUT} s); output so far: {e.stdout!r} {e.stderr!r}")
