@@ -79,9 +79,14 @@ def test_ctrl_c_in_a_2e8_element_add(n_threads):
         # 2e8 elements into a fresh result (its pages are first touched by the kernel)
         full = timed(lambda: ggml_cy.add(a, b, n_threads={n_threads}))
         delay = min(0.1, full / 5)
-        finished, latency, total = interrupted_after(
-            delay, lambda: ggml_cy.add(a, b, n_threads={n_threads}))
-        print("full", full, "latency", latency, "total", total)
+        # up to 3 tries: on a loaded 2-core CI machine the timer thread that sends SIGINT was
+        # seen (2 runs in ~10, one thread only) to fire only after the 1.5 s call had ended
+        for attempt in range(3):
+            finished, latency, total = interrupted_after(
+                delay, lambda: ggml_cy.add(a, b, n_threads={n_threads}))
+            print("full", full, "latency", latency, "total", total, "try", attempt)
+            if not finished:
+                break
         assert not finished, "the call ran to its end"
         assert latency < 1.0, latency
         assert total < full, (total, full)
