@@ -362,11 +362,11 @@ def test_portable_and_avx2_builds_agree(tmp_path, march):
     import platform
     import shutil
     import subprocess
-    root = pathlib.Path(__file__).resolve().parents[1] / "ggml_cy"
+    root = pathlib.Path(ggml_cy.__file__).resolve().parent   # the package under test's headers
     cc = shutil.which("gcc")
     if cc is None or not (root / "cpu" / "csrc" / "quantize.h").exists() \
             or platform.machine() not in ("x86_64", "AMD64"):
-        pytest.skip("needs gcc, the C headers of the source tree and an x86-64 CPU")
+        pytest.skip("needs gcc, the package's C headers and an x86-64 CPU")
     if march == "haswell":
         from numpy._core._multiarray_umath import __cpu_features__ as feats
         if not feats.get("AVX2") or not feats.get("F16C"):

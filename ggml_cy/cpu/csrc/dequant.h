@@ -110,6 +110,12 @@ static inline uint16_t gcy_dq_f2bf(float f) {
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+/* a + m with x86's NaN rule made explicit: when both are NaN, numpy's (d*q) + m returns the
+ * left operand's NaN (addss/addps keep the first source's payload), but addition is
+ * commutative to the compiler, which may emit m + a (the baseline x86-64 build did, giving
+ * m's payload). Selecting a when it is NaN fixes the order; the select vectorizes to a blend. */
+static inline float gcy_dq_add_lnan(float a, float m) { return a != a ? a : a + m; }
+
 /* ------------------------------------------------------------------ 32-value blocks */
 static inline void gcy_dq_block_q4_0(const block_q4_0 * x, float * y) {
     const float d = gcy_dq_h2f(x->d);
@@ -123,8 +129,8 @@ static inline void gcy_dq_block_q4_1(const block_q4_1 * x, float * y) {
     const float d = gcy_dq_h2f(x->d), m = gcy_dq_h2f(x->m);
     for (int j = 0; j < QK4_1 / 2; j++) {
         float a = d * (float)(x->qs[j] & 0x0f), b = d * (float)(x->qs[j] >> 4);
-        y[j] = a + m;
-        y[j + QK4_1 / 2] = b + m;
+        y[j] = gcy_dq_add_lnan(a, m);
+        y[j + QK4_1 / 2] = gcy_dq_add_lnan(b, m);
     }
 }
 
@@ -146,8 +152,8 @@ static inline void gcy_dq_block_q5_1(const block_q5_1 * x, float * y) {
         int lo = (x->qs[j] & 0x0f) | (int)(((qh >> j) & 1u) << 4);
         int hi = (x->qs[j] >> 4) | (int)(((qh >> (j + 16)) & 1u) << 4);
         float a = d * (float)lo, b = d * (float)hi;
-        y[j] = a + m;
-        y[j + QK5_1 / 2] = b + m;
+        y[j] = gcy_dq_add_lnan(a, m);
+        y[j + QK5_1 / 2] = gcy_dq_add_lnan(b, m);
     }
 }
 
