@@ -91,6 +91,7 @@ else
              tests/test_gguf_fuzz.py tests/test_quant_*.py tests/test_fuzz_*.py; do
         [ -e "$src/$f" ] && tests+=("$f")
     done
+    tests+=(tests/test_ops_rows_attn.py)    # issue 13: set_rows, flash_attn_ext (ops3)
 fi
 existing=()
 for f in "${tests[@]}"; do
