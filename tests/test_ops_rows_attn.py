@@ -718,3 +718,46 @@ def test_get_rows_i32_table():
         np.testing.assert_array_equal(r.numpy(4)[0, j], tab[j][ids[j]])
     with pytest.raises(TypeError, match="k must be"):
         ctx.flash_attn_ext(ctx.new_tensor(T.F32, (5, 2)), put(ctx, tab), put(ctx, tab))
+
+
+def test_kv_cache_step_on_the_backend():
+    # a decode step as a model runner builds it, on a no_alloc context placed by the CPU
+    # backend: set_rows writes this token's k/v into f16 caches, flash_attn_ext reads the
+    # caches through views of the filled part
+    from ggml_cy import backend as B
+    D, H, Hk, n_ctx, pos = 16, 4, 2, 8, 5
+    rng = np.random.default_rng(12)
+    ctx = Context(1 << 20, no_alloc=True)
+    kc = ctx.new_tensor(T.F16, (D * Hk, n_ctx))
+    vc = ctx.new_tensor(T.F16, (D * Hk, n_ctx))
+    kcur = ctx.new_tensor(T.F32, (D * Hk, 1))
+    vcur = ctx.new_tensor(T.F32, (D * Hk, 1))
+    q = ctx.new_tensor(T.F32, (D, 1, H))
+    idx = ctx.new_tensor(T.I64, (1,))
+    ks = ctx.set_rows(kc, kcur, idx)
+    vs = ctx.set_rows(vc, vcur, idx)
+    kv = ctx.permute(ctx.view_3d(ks, D, Hk, pos + 1, 2 * D, ks.nb[1]), 0, 2, 1, 3)
+    vv = ctx.permute(ctx.view_3d(vs, D, Hk, pos + 1, 2 * D, vs.nb[1]), 0, 2, 1, 3)
+    r = ctx.flash_attn_ext(q, kv, vv, None, 0.25, 0.0, 0.0)
+    backend = B.cpu_init(2)
+    B.alloc_ctx_tensors(ctx, backend)
+    kvals = rng.standard_normal((n_ctx, Hk * D)).astype(np.float16)
+    vvals = rng.standard_normal((n_ctx, Hk * D)).astype(np.float16)
+    B.tensor_set(kc, kvals)
+    B.tensor_set(vc, vvals)
+    knew = rng.standard_normal((1, Hk * D)).astype(np.float32)
+    vnew = rng.standard_normal((1, Hk * D)).astype(np.float32)
+    qv = rng.standard_normal((H, 1, D)).astype(np.float32)
+    B.tensor_set(kcur, knew)
+    B.tensor_set(vcur, vnew)
+    B.tensor_set(q, qv)
+    B.tensor_set(idx, np.array([pos], np.int64))
+    g = Context(1 << 20).new_graph().build_forward_expand(r)
+    assert backend.supports_op(r) and backend.supports_op(ks)
+    backend.graph_compute(g)
+    kvals[pos], vvals[pos] = knew[0].astype(np.float16), vnew[0].astype(np.float16)
+    np.testing.assert_array_equal(B.tensor_get(kc), kvals)
+    kref = kvals[:pos + 1].astype(np.float64).reshape(pos + 1, Hk, D).transpose(1, 0, 2)[None]
+    vref = vvals[:pos + 1].astype(np.float64).reshape(pos + 1, Hk, D).transpose(1, 0, 2)[None]
+    want = fa_reference(qv[None].astype(np.float64), kref, vref, None, 0.25, 0.0, 0.0)
+    assert nmse(B.tensor_get(r).reshape(want.shape), want) < 1e-7
