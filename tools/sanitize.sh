@@ -91,6 +91,9 @@ else
              tests/test_gguf_fuzz.py tests/test_quant_*.py tests/test_fuzz_*.py; do
         [ -e "$src/$f" ] && tests+=("$f")
     done
+    for f in tests/test_ops_rope.py tests/test_ops_shape.py; do       # issue 13 (ops2)
+        [ -e "$src/$f" ] && tests+=("$f")
+    done
     tests+=(tests/test_ops_rows_attn.py)    # issue 13: set_rows, flash_attn_ext (ops3)
 fi
 existing=()
