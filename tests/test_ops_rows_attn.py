@@ -761,3 +761,25 @@ def test_kv_cache_step_on_the_backend():
     vref = vvals[:pos + 1].astype(np.float64).reshape(pos + 1, Hk, D).transpose(1, 0, 2)[None]
     want = fa_reference(qv[None].astype(np.float64), kref, vref, None, 0.25, 0.0, 0.0)
     assert nmse(B.tensor_get(r).reshape(want.shape), want) < 1e-7
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_flash_attn_random_configs(seed):
+    # random shapes (odd sizes, GQA ratios, batches), k/v types, masks and options
+    rng = np.random.default_rng(1000 + seed)
+    Hk = int(rng.integers(1, 4))
+    H = Hk * int(rng.integers(1, 4))
+    kv_type = [T.F16, T.F32, T.BF16, T.Q8_0][seed % 4]
+    D = 32 * int(rng.integers(1, 3)) if kv_type == T.Q8_0 else int(rng.integers(1, 70))
+    Nkv = int(rng.integers(1, 40))
+    Nq = int(rng.integers(1, Nkv + 1))
+    B = int(rng.integers(1, 3))
+    mask = [None, "causal", "random"][seed % 3]
+    kw = dict(D=D, Nq=Nq, Nkv=Nkv, H=H, Hk=Hk, B=B, kv_type=kv_type, mask=mask,
+              n_threads=int(rng.integers(1, 4)), fuse=bool(seed % 2),
+              softcap=float(rng.choice([0.0, 3.0])), scale=float(rng.uniform(0.05, 1.0)))
+    if mask is not None:
+        kw.update(m2=int(rng.choice([1, H])), m3=int(rng.choice([1, B])),
+                  mask_pad=int(rng.integers(0, 3)), max_bias=float(rng.choice([0.0, 8.0])))
+    got, want = fa_case(rng, **kw)
+    assert nmse(got, want) < 1e-7, kw
