@@ -783,3 +783,16 @@ def test_flash_attn_random_configs(seed):
                   mask_pad=int(rng.integers(0, 3)), max_bias=float(rng.choice([0.0, 8.0])))
     got, want = fa_case(rng, **kw)
     assert nmse(got, want) < 1e-7, kw
+
+
+@pytest.mark.parametrize("t", [T.F32, T.F16, T.BF16], ids=lambda t: t.name)
+def test_get_rows_transposed_table(t):
+    # a table whose rows are columns of a stored matrix (nb0 = a row stride)
+    rng = np.random.default_rng(int(t) + 50)
+    stored = rng.standard_normal((12, 7)).astype(np.float32)     # ne [7, 12]
+    ctx = Context(4 << 20)
+    a = ctx.transpose(put(ctx, stored, t))                        # ne [12, 7], rows = columns
+    ids = np.array([6, 0, 3, 3], np.int32)
+    r = ctx.get_rows(a, put(ctx, ids))
+    run(ctx, r, 2)
+    np.testing.assert_array_equal(r.numpy(), as_type_values(stored, t).T[ids])
