@@ -111,6 +111,29 @@ def test_ctrl_c_in_a_2e8_element_add(n_threads):
     assert "ok" in out
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_ctrl_c_in_a_long_call_on_the_general_path(n_threads):
+    """The element-by-element fallback (two tilings that do not nest, reshaping copies whose
+    shapes share no refinement) runs a long call in chunks too, with the same checks; its
+    result is exact on one and on several threads."""
+    out = _run(f"""
+        from ggml_cy.cpu import _kernels as K
+        a = np.arange(4, dtype=np.float32)
+        b = np.arange(6, dtype=np.float32) * 10
+        out = np.empty(12 * 2**22, np.float32)
+        assert K._plan_info("ADD", out, a, b)["general"]
+        full = timed(lambda: K._apply("ADD", out, a, b, n_threads={n_threads}), repeats=1)
+        assert np.array_equal(out.reshape(-1, 12)[::4099], np.broadcast_to(
+            np.tile(a, 3) + np.tile(b, 2), (2**22, 12))[::4099])
+        finished, latency, total = interrupted_after(
+            min(0.1, full / 5), lambda: K._apply("ADD", out, a, b, n_threads={n_threads}))
+        print("full", full, "latency", latency, "total", total)
+        assert not finished and latency < 1.0 and total < full, (latency, total, full)
+        print("ok")
+    """)
+    assert "ok" in out
+
+
 @pytest.mark.parametrize("fuse", [False, True])
 def test_ctrl_c_in_a_long_graph_compute(fuse):
     out = _run(f"""
