@@ -6,21 +6,11 @@ Which calls check (README "Reliability"): eager elementwise functions with at le
 2**23 output elements (between chunks of 2**21 elements, on the calling thread, every
 50 ms); graph compute / evaluate between graph steps (every 50 ms); quantize between
 chunks of 4096 blocks (every 50 ms); GGUF writes between 64 MiB pieces of a tensor."""
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-import ggml_cy
-
-# The child imports the ggml_cy these tests import (an in-place build or an install): it runs
-# in the folder that holds that package, so an unbuilt source tree in the current directory
-# (CI runs pytest from the clone after `pip install .`) does not shadow the install.
-_HOME = os.path.dirname(os.path.dirname(os.path.abspath(ggml_cy.__file__)))
-_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
-    [_HOME] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+from _child import run_child
 
 TIMEOUT = 180
 
@@ -68,15 +58,7 @@ PRELUDE = textwrap.dedent("""
 
 
 def _run(body):
-    code = PRELUDE + textwrap.dedent(body)
-    try:
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           cwd=_HOME, env=_ENV,
-                           timeout=TIMEOUT)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"hung (> {TIMEOUT} s): {e.stdout!r} {e.stderr!r}")
-    assert p.returncode == 0, f"rc={p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
-    return p.stdout
+    return run_child(PRELUDE, body, TIMEOUT)
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
