@@ -91,6 +91,9 @@ else
              tests/test_gguf_fuzz.py tests/test_quant_*.py tests/test_fuzz_*.py; do
         [ -e "$src/$f" ] && tests+=("$f")
     done
+    for f in tests/test_ops_rope.py tests/test_ops_shape.py; do       # issue 13 (ops2)
+        [ -e "$src/$f" ] && tests+=("$f")
+    done
 fi
 existing=()
 for f in "${tests[@]}"; do
