@@ -18,10 +18,13 @@ from ggml_cy.models.llama import LlamaFormatError, LlamaModel  # noqa: E402
 
 HP = R.HParams()            # 2 layers, n_embd 256, 8 heads / 2 KV heads, n_ff 512, vocab 300
 
-# NMSE bound per weight type with the f16 KV cache (measured values are far below; see
-# the test's assertion message). F32 with an f32 cache: TOL_F32_EXACT.
-TOL = {"F32": 1e-6, "F16": 1e-5, "BF16": 1e-6, "Q8_0": 5e-4, "Q4_0": 5e-4, "Q4_K": 5e-4,
-       "Q6_K": 5e-4}
+# NMSE bound per weight type, f16 KV cache (measured on this model, 2026-11-25: F32/F16/
+# BF16 2e-8..5e-8, the f16 cache's rounding; Q8_0/Q4_0 0.9e-4..1.6e-4, Q4_K/Q6_K
+# 1.9e-4..3.6e-4: every mul_mat quantizes its activations to Q8_0 / Q8_K as ggml does,
+# 3e-5 / 4.6e-5 NMSE per product, and the model has 16 products in a row).
+TOL = {"F32": 1e-6, "F16": 1e-6, "BF16": 1e-6, "Q8_0": 1e-3, "Q4_0": 1e-3, "Q4_K": 1e-3,
+       "Q6_K": 1e-3}
+# f32 KV cache with F32 / F16 / BF16 weights: float32 rounding only (measured 3-5e-13)
 TOL_F32_EXACT = 1e-10
 PROMPT = [1, 17, 250, 3, 99, 42, 7]
 DECODE = [5, 123, 299]
@@ -58,8 +61,9 @@ def test_logits_match_float64_reference(models, wtype):
     assert model.n_past == len(PROMPT) + len(DECODE)
 
 
-def test_f32_weights_f32_cache_tight(models):
-    path, weights = models["F32"]
+@pytest.mark.parametrize("wtype", ["F32", "F16", "BF16"])
+def test_float_weights_f32_cache_tight(models, wtype):
+    path, weights = models[wtype]
     model = LlamaModel(path, n_threads=3, cache_type="f32")
     ref = R.RefLlama(weights, HP)
     for step, (ours, want) in enumerate(_run(model, ref)):
@@ -78,6 +82,10 @@ def test_prompt_plus_decode_equals_one_pass(models, wtype):
     steps = np.concatenate(parts)
     assert R.nmse(steps, full) < 1e-12, R.nmse(steps, full)
     assert (steps.argmax(1) == full.argmax(1)).all()
+    model.reset()
+    last = model.eval(toks, all_logits=False)              # only the last row is projected
+    assert last.shape == (1, HP.n_vocab) and model.n_past == len(toks)
+    assert R.nmse(last, full[-1:]) < 1e-12
 
 
 def test_thread_counts_agree(models):
@@ -261,3 +269,18 @@ def test_compare_llama_cpp_script():
         assert tool.main(["--types", "q8_0"]) == 2          # says how to install it
         return
     assert tool.main(["--types", "f16,q8_0", "--tokens", "8"]) == 0
+
+
+def test_write_random_model(tmp_path):
+    from ggml_cy.models.llama import write_random_model
+    p = tmp_path / "r.gguf"
+    n = write_random_model(p, "bf16", n_vocab=64, n_embd=64, n_layer=1, n_head=4,
+                           n_head_kv=1, n_ff=96, n_ctx=32)
+    m = LlamaModel(p)
+    assert n == 64 * 64 * 2 + 3 * 64 + 64 * 64 * 2 + 64 * 16 * 2 + 3 * 64 * 96
+    assert m.weight_types == ["BF16", "F32"] and m.n_ctx == 32
+    assert m.eval([1, 2, 3]).shape == (3, 64)
+    with pytest.raises(ValueError, match="wtype"):
+        write_random_model(p, "q5_k")
+    with pytest.raises(ValueError, match="multiple"):
+        write_random_model(p, "f32", n_embd=64, n_head=5)

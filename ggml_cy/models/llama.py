@@ -30,8 +30,12 @@ tensors, wrong shapes or types), ValueError/TypeError for bad token ids or argum
 The CUDA backend has no kernels for rms_norm, rope_ext and flash_attn_ext yet, so the
 runner places weights on the CPU only.
 """
+from __future__ import annotations
+
 import math
+import os
 import time
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -43,7 +47,7 @@ from ggml_cy.backend import cpu_init, alloc_ctx_tensors
 from ggml_cy.gguf import api as _gguf_api
 from ggml_cy.gguf.reader import GGUFError
 
-__all__ = ["LlamaModel", "LlamaHParams", "LlamaFormatError", "load"]
+__all__ = ["LlamaModel", "LlamaHParams", "LlamaFormatError", "load", "write_random_model"]
 
 ARCH = "llama"
 
@@ -60,26 +64,37 @@ class LlamaHParams:
     (attention.layer_norm_rms_epsilon), rope_base (rope.freq_base; default 10000), n_rot
     (rope.dimension_count; default the head size), n_ctx_train (context_length)."""
 
+    n_vocab: int
+    n_embd: int
+    n_layer: int
+    n_ff: int
+    n_head: int
+    n_head_kv: int
+    eps: float
+    rope_base: float
+    n_rot: int
+    n_ctx_train: int
+
     FIELDS = ("n_vocab", "n_embd", "n_layer", "n_ff", "n_head", "n_head_kv", "eps",
               "rope_base", "n_rot", "n_ctx_train")
 
-    def __init__(self, **kw):
+    def __init__(self, **kw: Any) -> None:
         for f in self.FIELDS:
             setattr(self, f, kw[f])
 
     @property
-    def head_dim(self):
+    def head_dim(self) -> int:
         return self.n_embd // self.n_head
 
     @property
-    def n_embd_kv(self):
+    def n_embd_kv(self) -> int:
         return self.head_dim * self.n_head_kv
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "LlamaHParams(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self.FIELDS) + ")"
 
     @classmethod
-    def from_metadata(cls, md, source="file"):
+    def from_metadata(cls, md: Any, source: str = "file") -> "LlamaHParams":
         """Reads and checks the keys of a GGUF metadata mapping; LlamaFormatError names
         the key and what is wrong."""
         arch = md.get("general.architecture")
@@ -171,7 +186,8 @@ class LlamaModel:
     cache length (default: the file's context_length, capped at 4096); cache_type "f16"
     (llama.cpp's default) or "f32"; n_threads the graph's thread count (default: ggml_cy's)."""
 
-    def __init__(self, path, n_ctx=None, n_threads=None, cache_type="f16"):
+    def __init__(self, path: Union[str, "os.PathLike[str]"], n_ctx: Optional[int] = None,
+                 n_threads: Optional[int] = None, cache_type: str = "f16") -> None:
         self.path = str(path)
         self.n_threads = None if n_threads is None else _threads.check_num_threads(n_threads)
         if cache_type not in ("f16", "f32"):
@@ -255,12 +271,12 @@ class LlamaModel:
             t.numpy()[...] = 0
 
     # ------------------------------------------------------------------ API
-    def reset(self):
+    def reset(self) -> None:
         """Empties the KV cache (the next eval starts at position 0)."""
         self.n_past = 0
 
     @property
-    def n_vocab(self):
+    def n_vocab(self) -> int:
         return self.hparams.n_vocab
 
     def _check_tokens(self, tokens):
@@ -284,12 +300,14 @@ class LlamaModel:
                              f"of {self.n_ctx} (reset() or a larger n_ctx)")
         return arr.astype(np.int32)
 
-    def eval(self, tokens):
+    def eval(self, tokens: Sequence[int], all_logits: bool = True) -> np.ndarray:
         """Runs tokens at positions n_past.. (a prompt or one decode step), appends them to
-        the KV cache, returns their logits as float32 (n_tokens, n_vocab)."""
+        the KV cache, returns their logits as float32 (n_tokens, n_vocab), or with
+        all_logits=False only the last token's (1, n_vocab), which skips the output
+        projection of the others (as llama.cpp does for the positions it is not asked for)."""
         ids = self._check_tokens(tokens)
         t0 = time.perf_counter()
-        ctx, graph, inputs, out = self._build(ids.size)
+        ctx, graph, inputs, out = self._build(ids.size, bool(all_logits))
         n, n_kv = ids.size, self.n_past + ids.size
         inputs["tokens"].numpy()[...] = ids
         pos = np.arange(self.n_past, n_kv)
@@ -303,7 +321,8 @@ class LlamaModel:
         self.last_eval_s = time.perf_counter() - t0
         return logits
 
-    def generate(self, tokens, n, greedy=True, temperature=1.0, seed=None):
+    def generate(self, tokens: Sequence[int], n: int, greedy: bool = True,
+                 temperature: float = 1.0, seed: Optional[int] = None) -> list[int]:
         """Feeds tokens (after what the cache holds), then picks n new tokens one decode
         step at a time: the argmax (greedy) or a sample from softmax(logits / temperature).
         Returns the n new token ids."""
@@ -316,7 +335,7 @@ class LlamaModel:
         if self.n_past + len(np.atleast_1d(tokens)) + max(int(n) - 1, 0) > self.n_ctx:
             raise ValueError(f"{n} new tokens do not fit the KV cache of {self.n_ctx}")
         out = []
-        logits = self.eval(tokens)[-1]
+        logits = self.eval(tokens, all_logits=False)[-1]
         for i in range(int(n)):
             if greedy:
                 tok = int(np.argmax(logits))
@@ -326,21 +345,21 @@ class LlamaModel:
                 tok = int(rng.choice(p.size, p=p / p.sum()))
             out.append(tok)
             if i + 1 < n:
-                logits = self.eval([tok])[-1]
+                logits = self.eval([tok], all_logits=False)[-1]
         return out
 
-    def close(self):
+    def close(self) -> None:
         """Releases the file mapping (the model cannot run afterwards)."""
         self._gguf.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "LlamaModel":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
     # ------------------------------------------------------------------ the graph
-    def _build(self, n):
+    def _build(self, n, all_logits=True):
         hp, w = self.hparams, self.w
         n_kv = self.n_past + n
         hd, nh, nkv = hp.head_dim, hp.n_head, hp.n_head_kv
@@ -384,13 +403,82 @@ class LlamaModel:
             g = ctx.mul_mat(w[p + "ffn_gate.weight"], h)
             u = ctx.mul_mat(w[p + "ffn_up.weight"], h)
             x = ctx.add(x, ctx.mul_mat(w[p + "ffn_down.weight"], ctx.swiglu_split(g, u)))
+        if not all_logits and n > 1:                                  # the last token only
+            x = ctx.view_2d(x, hp.n_embd, 1, x.nb[1], (n - 1) * x.nb[1])
         x = norm(x, w["output_norm.weight"])
-        out = ctx.mul_mat(w["output.weight"], x)                      # [n_vocab, n]
+        out = ctx.mul_mat(w["output.weight"], x)                      # [n_vocab, n or 1]
         graph.build_forward_expand(out)
         alloc_ctx_tensors(ctx, self._backend)
         return ctx, graph, {"tokens": tokens, "pos": pos, "rows": rows, "mask": mask}, out
 
 
-def load(path, **kw):
+def load(path: Union[str, "os.PathLike[str]"], **kw: Any) -> LlamaModel:
     """``LlamaModel(path, **kw)``."""
     return LlamaModel(path, **kw)
+
+
+# ---------------------------------------------------------------------- random models
+RANDOM_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q6_k")
+
+
+def write_random_model(path: Union[str, "os.PathLike[str]"], wtype: str = "q8_0",
+                       seed: int = 0, n_vocab: int = 1000, n_embd: int = 256,
+                       n_layer: int = 4, n_head: int = 8, n_head_kv: int = 2,
+                       n_ff: int = 768, n_ctx: int = 512) -> int:
+    """Writes a llama-architecture GGUF model with random weights (llama.cpp's keys and
+    tensor names; 2-D weights in wtype, one of RANDOM_TYPES, norm weights f32; weights
+    scaled by 1/sqrt(fan-in)); returns its parameter count. For examples and benchmarks:
+    the file has no tokenizer. K-quant types need n_embd and n_ff multiples of 256."""
+    from ggml_cy import gguf as _gguf
+    from ggml_cy.quants import quantize
+    from ggml_cy.core._core import float32_to_bfloat16
+    if wtype not in RANDOM_TYPES:
+        raise ValueError(f"wtype must be one of {RANDOM_TYPES}, got {wtype!r}")
+    d = n_embd
+    if d % n_head or n_head % n_head_kv:
+        raise ValueError("n_embd must be a multiple of n_head, n_head of n_head_kv")
+    hd = d // n_head
+    dkv = hd * n_head_kv
+    rng = np.random.default_rng(seed)
+
+    def mat(rows: int, cols: int) -> np.ndarray:
+        return (rng.standard_normal((rows, cols)) / np.sqrt(cols)).astype(np.float32)
+
+    def vec() -> np.ndarray:
+        return (1.0 + 0.1 * rng.standard_normal(d)).astype(np.float32)
+
+    def encode(x: np.ndarray) -> Any:
+        if x.ndim == 1 or wtype == "f32":
+            return x
+        if wtype == "f16":
+            return x.astype(np.float16)
+        raw = float32_to_bfloat16(x) if wtype == "bf16" else np.asarray(quantize(x, wtype))
+        return _gguf.RawTensor(wtype, x.shape, np.ascontiguousarray(raw).tobytes())
+
+    V = _gguf.Value
+    meta = {
+        "general.architecture": ARCH,
+        "general.name": "ggml_cy random llama",
+        f"{ARCH}.context_length": V(n_ctx, "uint32"),
+        f"{ARCH}.embedding_length": V(d, "uint32"),
+        f"{ARCH}.block_count": V(n_layer, "uint32"),
+        f"{ARCH}.feed_forward_length": V(n_ff, "uint32"),
+        f"{ARCH}.rope.dimension_count": V(hd, "uint32"),
+        f"{ARCH}.attention.head_count": V(n_head, "uint32"),
+        f"{ARCH}.attention.head_count_kv": V(n_head_kv, "uint32"),
+        f"{ARCH}.attention.layer_norm_rms_epsilon": V(1e-5, "float32"),
+        f"{ARCH}.rope.freq_base": V(10000.0, "float32"),
+        f"{ARCH}.vocab_size": V(n_vocab, "uint32"),
+    }
+    w = {"token_embd.weight": rng.standard_normal((n_vocab, d)).astype(np.float32)}
+    for i in range(n_layer):
+        p = f"blk.{i}."
+        w.update({p + "attn_norm.weight": vec(), p + "attn_q.weight": mat(d, d),
+                  p + "attn_k.weight": mat(dkv, d), p + "attn_v.weight": mat(dkv, d),
+                  p + "attn_output.weight": mat(d, d), p + "ffn_norm.weight": vec(),
+                  p + "ffn_gate.weight": mat(n_ff, d), p + "ffn_up.weight": mat(n_ff, d),
+                  p + "ffn_down.weight": mat(d, n_ff)})
+    w["output_norm.weight"] = vec()
+    w["output.weight"] = mat(n_vocab, d)
+    _gguf.save(os.fspath(path), meta, {k: encode(v) for k, v in w.items()})
+    return sum(v.size for v in w.values())
