@@ -80,6 +80,7 @@ def test_prompt_plus_decode_equals_one_pass(models, wtype):
     model.reset()
     parts = [model.eval(toks[:4])] + [model.eval([t]) for t in toks[4:]]
     steps = np.concatenate(parts)
+    assert len(model._graphs) == 1          # the decode steps reused one graph
     assert R.nmse(steps, full) < 1e-12, R.nmse(steps, full)
     assert (steps.argmax(1) == full.argmax(1)).all()
     model.reset()

@@ -50,6 +50,7 @@ from ggml_cy.gguf.reader import GGUFError
 __all__ = ["LlamaModel", "LlamaHParams", "LlamaFormatError", "load", "write_random_model"]
 
 ARCH = "llama"
+KV_PAD = 256        # the attention's key count is padded to a multiple of this
 
 
 class LlamaFormatError(ValueError):
@@ -211,6 +212,7 @@ class LlamaModel:
         self._make_cache()
         self.n_past = 0
         self.last_eval_s = 0.0
+        self._graphs = {}        # (n, n_kv, all_logits) -> a built graph, reused while it fits
 
     # ------------------------------------------------------------------ loading
     def _load_weights(self, hp):
@@ -307,17 +309,29 @@ class LlamaModel:
         projection of the others (as llama.cpp does for the positions it is not asked for)."""
         ids = self._check_tokens(tokens)
         t0 = time.perf_counter()
-        ctx, graph, inputs, out = self._build(ids.size, bool(all_logits))
-        n, n_kv = ids.size, self.n_past + ids.size
+        n, end = ids.size, self.n_past + ids.size
+        # the attention reads n_kv cache positions, n_past + n rounded up to a multiple of
+        # KV_PAD (llama.cpp's padding): the positions past n_past + n are masked (and
+        # skipped), and one graph serves every decode step of the same padded length
+        n_kv = min(-(-end // KV_PAD) * KV_PAD, self.n_ctx)
+        key = (n, n_kv, bool(all_logits))
+        built = self._graphs.get(key)
+        if built is None:
+            built = self._build(n, n_kv, bool(all_logits))
+            if n == 1:                      # keep the decode graphs (a few, newest)
+                while len(self._graphs) >= 4:
+                    self._graphs.pop(next(iter(self._graphs)))
+                self._graphs[key] = built
+        ctx, graph, inputs, out = built
         inputs["tokens"].numpy()[...] = ids
-        pos = np.arange(self.n_past, n_kv)
+        pos = np.arange(self.n_past, end)
         inputs["pos"].numpy()[...] = pos
         inputs["rows"].numpy()[...] = pos
         mask = np.where(np.arange(n_kv)[None, :] > pos[:, None], -np.inf, 0.0)
         inputs["mask"].numpy()[...] = mask.astype(np.float16)
         graph.compute(self.n_threads)
         logits = np.array(out.numpy(ndim=2), dtype=np.float32, copy=True)
-        self.n_past = n_kv
+        self.n_past = end
         self.last_eval_s = time.perf_counter() - t0
         return logits
 
@@ -359,9 +373,8 @@ class LlamaModel:
         self.close()
 
     # ------------------------------------------------------------------ the graph
-    def _build(self, n, all_logits=True):
+    def _build(self, n, n_kv, all_logits=True):
         hp, w = self.hparams, self.w
-        n_kv = self.n_past + n
         hd, nh, nkv = hp.head_dim, hp.n_head, hp.n_head_kv
         n_tensors = hp.n_layer * 48 + 64
         mem = n_tensors * 400 + Context.graph_overhead(max(2048, n_tensors)) + 65536
