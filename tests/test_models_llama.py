@@ -236,6 +236,10 @@ def test_bad_arguments(models):
     m.reset()
     assert m.generate([1, 2], 0) == [] and m.n_past == 2
     assert llama.load(path).n_vocab == HP.n_vocab
+    with LlamaModel(path) as m2:
+        m2.eval([1])
+    with pytest.raises(RuntimeError, match="closed"):
+        m2.eval([1])
 
 
 # ---------------------------------------------------------------------- example, tool

@@ -199,20 +199,26 @@ class LlamaModel:
                                                                    mmap=True)
         except GGUFError as e:
             raise LlamaFormatError(f"{self.path}: not a readable GGUF file: {e}") from e
-        md = self._gguf.file.metadata
-        self.hparams = hp = LlamaHParams.from_metadata(md, self.path)
-        self.metadata = md
-        self._load_weights(hp)
-        if n_ctx is None:
-            n_ctx = min(hp.n_ctx_train, 4096)
-        if isinstance(n_ctx, bool) or not isinstance(n_ctx, (int, np.integer)) or n_ctx <= 0:
-            raise ValueError(f"n_ctx must be a positive integer, got {n_ctx!r}")
+        try:
+            md = self._gguf.file.metadata
+            self.hparams = hp = LlamaHParams.from_metadata(md, self.path)
+            self.metadata = md
+            self._load_weights(hp)
+            if n_ctx is None:
+                n_ctx = min(hp.n_ctx_train, 4096)
+            if isinstance(n_ctx, bool) or not isinstance(n_ctx, (int, np.integer)) \
+                    or n_ctx <= 0:
+                raise ValueError(f"n_ctx must be a positive integer, got {n_ctx!r}")
+        except BaseException:
+            self._gguf.close()              # no mapping left open behind the error
+            raise
         self.n_ctx = int(n_ctx)
         self._backend = cpu_init(self.n_threads)
         self._make_cache()
         self.n_past = 0
         self.last_eval_s = 0.0
         self._graphs = {}        # (n, n_kv, all_logits) -> a built graph, reused while it fits
+        self._closed = False
 
     # ------------------------------------------------------------------ loading
     def _load_weights(self, hp):
@@ -229,6 +235,7 @@ class LlamaModel:
         else:
             self._tied = False
         widen = []
+        self._bf16_ctx = None
         for name, (ne, role) in plan.items():
             t = tensors.get(name)
             if t is None:
@@ -282,6 +289,8 @@ class LlamaModel:
         return self.hparams.n_vocab
 
     def _check_tokens(self, tokens):
+        if self._closed:
+            raise RuntimeError("the model is closed")
         if isinstance(tokens, (str, bytes)):
             raise TypeError("tokens must be a sequence of integer token ids, not a string "
                             "(there is no tokenizer)")
@@ -363,8 +372,12 @@ class LlamaModel:
         return out
 
     def close(self) -> None:
-        """Releases the file mapping (the model cannot run afterwards)."""
+        """Releases the file and its mapping, the KV cache and the graphs; eval and
+        generate raise RuntimeError afterwards."""
         self._gguf.close()
+        self._closed = True
+        self.w, self._graphs, self._k, self._v = {}, {}, [], []
+        self._wctx = self._cache_ctx = self._bf16_ctx = None
 
     def __enter__(self) -> "LlamaModel":
         return self
