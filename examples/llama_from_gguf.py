@@ -1,7 +1,7 @@
 """Write a tiny llama model with random weights to a GGUF file, load it with
 ggml_cy.models.llama, generate tokens greedily and print the speed.
 
-    python examples/llama_from_gguf.py                 # Q8_0 weights, 16 tokens, 2 threads
+    python examples/llama_from_gguf.py                 # Q8_0 weights, 16 tokens
     python examples/llama_from_gguf.py --type q4_k --threads 1 --tokens 32
 
 The file (``write_random_model``: llama.cpp's keys and tensor names, 2-D weights in the
@@ -17,11 +17,14 @@ from typing import Optional
 
 import numpy as np
 
+import ggml_cy
 from ggml_cy.models.llama import RANDOM_TYPES, LlamaModel, write_random_model
 
 
-def main(wtype: str = "q8_0", n_tokens: int = 16, n_threads: int = 2, prompt_len: int = 32,
-         path: Optional[str] = None) -> list[int]:
+def main(wtype: str = "q8_0", n_tokens: int = 16, n_threads: Optional[int] = None,
+         prompt_len: int = 32, path: Optional[str] = None) -> list[int]:
+    if n_threads is None:
+        n_threads = ggml_cy.get_num_threads()       # ggml_cy's default thread count
     with tempfile.TemporaryDirectory() as tmp:
         path = path or os.path.join(tmp, f"tiny-llama-{wtype}.gguf")
         n_params = write_random_model(path, wtype)
@@ -52,7 +55,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="a random tiny llama model, generated greedily")
     ap.add_argument("--type", default="q8_0", choices=RANDOM_TYPES, help="weight type")
     ap.add_argument("--tokens", type=int, default=16, help="tokens to generate")
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=None, help="default: ggml_cy's")
     ap.add_argument("--prompt", type=int, default=32, help="prompt length (random ids)")
     ap.add_argument("--out", default=None, help="keep the model file at this path")
     a = ap.parse_args()
