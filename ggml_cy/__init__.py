@@ -73,6 +73,9 @@ from ggml_cy.quants import quantize, dequantize  # noqa: E402
 from ggml_cy.quants import mul_mat, get_rows  # noqa: E402
 # build and CPU report
 from ggml_cy._config import show_config  # noqa: E402
+# --- issue 13: norms / softmax / GLU as numpy-style functions (ops1)
+from ggml_cy.ufuncs.nn import (  # noqa: E402
+    rms_norm, layer_norm, group_norm, softmax, swiglu, geglu, reglu, geglu_erf, geglu_quick)
 
 __all__ = [
     "__version__",
@@ -89,6 +92,9 @@ __all__ = [
     *_ufuncs_all,
     "Graph", "Plan", "evaluate", "backend",
     "quantize", "show_config",
+    # --- issue 13 (ops1)
+    "rms_norm", "layer_norm", "group_norm", "softmax",
+    "swiglu", "geglu", "reglu", "geglu_erf", "geglu_quick",
 ]
 
 
