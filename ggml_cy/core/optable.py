@@ -230,6 +230,12 @@ OPS = (
        doc="the matrix product a [K, M] x b [K, N] -> [M, N]"),
     op("GET_ROWS", "other", builder="get_rows", bstyle="custom", cuda=True,
        doc="rows of a table (f32/f16/bf16/quantized) picked by int32 ids, as f32"),
+    # --- issue 13: rows / attention (ops3)
+    op("SET_ROWS", "other", builder="set_rows", bstyle="custom",
+       doc="rows of b written into a (a view of a) at the row ids c, converted to a's type"),
+    op("FLASH_ATTN_EXT", "other", builder="flash_attn_ext", bstyle="custom",
+       doc="softmax(softcap(scale * q k^T) + mask) v per head, result [d_v, n_head, n_q, b]"),
+    # --- end issue 13 (ops3)
     # --- issue 13: norms / softmax / GLU (ops1); kernels in cpu/csrc/ops_norm.h, builders
     # in graph/context.py, eager functions in ufuncs/nn.py
     op("NORM", "other", builder="norm", bstyle="custom",

@@ -18,7 +18,9 @@ from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_
                                 GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
                                 GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
                                 GGML_OP_TRANSPOSE, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN,
-                                GGML_OP_MUL_MAT, GGML_OP_GET_ROWS, GGML_OP_GLU, GGML_OP_COUNT,
+                                GGML_OP_MUL_MAT, GGML_OP_GET_ROWS, GGML_OP_COUNT,
+                                GGML_OP_SET_ROWS, GGML_OP_FLASH_ATTN_EXT,  # issue 13 (ops3)
+                                GGML_OP_GLU,  # issue 13 (ops1)
                                 ggml_cy_op_is_binary, ggml_cy_op_is_elementwise)
 from ggml_cy.cpu._fused cimport (fuse_group, fuse_build_group, fuse_work_size, fuse_run,
                              extents_overlap)
@@ -93,6 +95,75 @@ cdef extern from "mul_mat_q.h" nogil:
     size_t mmq_work_size(const ggml_tensor * dst)
     void mmq_convert_b(const ggml_tensor * dst, int ith, int nth, char * wdata)
     int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char * wdata)
+
+# --- issue 13: rows / attention (ops3): SET_ROWS, FLASH_ATTN_EXT (csrc/ops_rows_attn.h)
+from ggml_cy.core._core cimport GGML_TYPE_I64, GGML_TYPE_BF16
+
+cdef extern from "ops_rows_attn.h" nogil:
+    int64_t ggml_cy_blck_size(int type)
+    int ra_readable(int type)
+    int sr_dst_supported(int type)
+    size_t sr_work_floats(const ggml_tensor * dst)
+    int sr_compute(const ggml_tensor * dst, int ith, int nth, float * work)   # -2: bad row id
+    size_t fa_work_floats(const ggml_tensor * dst)
+    void fa_compute(const ggml_tensor * dst, int ith, int nth, float * work)
+
+
+cdef inline bint ra_rows_adjacent(const ggml_tensor * t) noexcept nogil:
+    """Elements (quantized: blocks) of a row side by side: nb[0] == bytes per unit."""
+    if mmq_is_quantized(t.type):
+        return t.ne[0] <= 0 or t.nb[0] == <int64_t> mmq_block_bytes(t.type)
+    return t.ne[0] <= 1 or t.nb[0] == <int64_t> ggml_type_size(t.type)
+
+
+cdef int check_rows_attn(ggml_tensor * t) except -1:
+    """The executor's own check of a SET_ROWS / FLASH_ATTN_EXT node (the builders check
+    the same; this keeps a node edited after building from reaching the kernel)."""
+    cdef ggml_tensor * a
+    cdef ggml_tensor * b
+    cdef ggml_tensor * c
+    cdef ggml_tensor * m
+    cdef int i
+    if t.op == GGML_OP_SET_ROWS:
+        b, c, a = t.src[0], t.src[1], t.src[2]
+        if (c == NULL or a == NULL or a.data != t.data or a.type != t.type
+                or b.type not in (GGML_TYPE_F32, GGML_TYPE_F16)
+                or c.type not in (GGML_TYPE_I32, GGML_TYPE_I64)
+                or not sr_dst_supported(t.type)):
+            raise TypeError(f"node {tensor_label(t)}: the CPU backend's set_rows writes f32 "
+                            "or f16 rows at i32/i64 ids into f32, f16, bf16 or quantized "
+                            "tensors")
+        for i in range(4):
+            if t.ne[i] != a.ne[i] or t.nb[i] != a.nb[i]:
+                raise ValueError(f"node {tensor_label(t)}: set_rows must be a view of a")
+        if (b.ne[0] != t.ne[0] or b.ne[2] != t.ne[2] or b.ne[3] != t.ne[3]
+                or c.ne[0] != b.ne[1] or c.ne[1] <= 0 or c.ne[2] <= 0 or c.ne[3] != 1
+                or b.ne[2] % c.ne[1] != 0 or b.ne[3] % c.ne[2] != 0
+                or not ra_rows_adjacent(b) or not ra_rows_adjacent(t)
+                or (mmq_is_quantized(t.type) and t.ne[0] % ggml_cy_blck_size(t.type) != 0)):
+            raise ValueError(f"node {tensor_label(t)}: set_rows shapes or strides do not "
+                             "match (see Context.set_rows)")
+        return 0
+    b, c, a, m = t.src[0], t.src[1], t.src[2], t.src[3]     # q, k, v, mask
+    if (c == NULL or a == NULL or b.type != GGML_TYPE_F32 or t.type != GGML_TYPE_F32
+            or not ra_readable(c.type) or not ra_readable(a.type)
+            or (m != NULL and m.type != GGML_TYPE_F16)):
+        raise TypeError(f"node {tensor_label(t)}: the CPU backend's flash_attn_ext takes q "
+                        "f32, k/v f32, f16, bf16 or quantized, mask f16")
+    if (b.ne[0] != c.ne[0] or a.ne[1] != c.ne[1] or c.ne[2] <= 0 or c.ne[3] <= 0
+            or a.ne[2] <= 0 or a.ne[3] <= 0 or b.ne[2] % c.ne[2] != 0 or b.ne[3] % c.ne[3] != 0
+            or b.ne[2] % a.ne[2] != 0 or b.ne[3] % a.ne[3] != 0
+            or t.ne[0] != a.ne[0] or t.ne[1] != b.ne[2] or t.ne[2] != b.ne[1]
+            or t.ne[3] != b.ne[3] or t.nb[0] != 4
+            or not ra_rows_adjacent(b) or not ra_rows_adjacent(c) or not ra_rows_adjacent(a)
+            or (mmq_is_quantized(c.type) and c.ne[0] % ggml_cy_blck_size(c.type) != 0)
+            or (mmq_is_quantized(a.type) and a.ne[0] % ggml_cy_blck_size(a.type) != 0)
+            or (m != NULL and (m.ne[0] < c.ne[1] or m.ne[1] < b.ne[1] or m.ne[2] <= 0
+                               or m.ne[3] <= 0 or m.nb[0] != 2))):
+        raise ValueError(f"node {tensor_label(t)}: flash_attn_ext shapes or strides do not "
+                         "match (see Context.flash_attn_ext)")
+    return 0
+# --- end issue 13 (ops3)
 
 # --- issue 13: norms / softmax / GLU (ops1): row kernels of csrc/ops_norm.h
 cdef extern from "ops_norm.h" nogil:
@@ -201,6 +272,11 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
         return 0
     if op == GGML_OP_GET_ROWS:
         return gr_compute(node, ith, nth)
+    if op == GGML_OP_SET_ROWS:                   # issue 13 (ops3)
+        return sr_compute(node, ith, nth, <float *> work)
+    if op == GGML_OP_FLASH_ATTN_EXT:             # issue 13 (ops3)
+        fa_compute(node, ith, nth, <float *> work)
+        return 0
     if on_is_op(op):                    # issue 13 (ops1): norms, softmax, GLU
         return on_compute(node, ith, nth)
     if is_quant_copy(node):
@@ -384,6 +460,8 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
                 t.src[0].nb[0] != <int64_t> mmq_block_bytes(t.src[0].type):
             raise ValueError(f"node {tensor_label(t)}: quantized table "
                              f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
+    elif op == GGML_OP_SET_ROWS or op == GGML_OP_FLASH_ATTN_EXT:    # issue 13 (ops3)
+        ok = check_rows_attn(t) == 0
     elif on_is_op(op):                  # issue 13 (ops1): norms, softmax, GLU
         rc = on_check(t)
         if rc == 2:
@@ -443,6 +521,8 @@ cdef bint needs_temp(ggml_tensor * t) noexcept nogil:
     cdef bint elementwise = ggml_cy_op_is_elementwise(t.op)
     if t.op == GGML_OP_CPY:
         n = 1  # src1 of a copy is the destination itself, never read
+    elif t.op == GGML_OP_SET_ROWS:
+        n = 2  # src2 of set_rows is the destination itself (issue 13, ops3)
     for i in range(n):
         s = t.src[i]
         if s == NULL or s.data == NULL or t.data == NULL:
@@ -502,6 +582,16 @@ cdef int node_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
         memcpy(&tmp, t, sizeof(ggml_tensor))
         tmp.op = GGML_OP_ADD
         return threads_for(&tmp, n_threads)
+    if op == GGML_OP_SET_ROWS:                   # issue 13 (ops3): rows of b
+        n = core_nelements(t.src[0]) // MIN_ELEMENTS_PER_THREAD
+        rows = t.src[0].ne[1]
+        n = n if n < rows else rows
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
+    if op == GGML_OP_FLASH_ATTN_EXT:             # issue 13 (ops3): query rows
+        rows = t.src[0].ne[1] * t.src[0].ne[2] * t.src[0].ne[3]
+        n = rows * t.src[1].ne[1] * (t.src[1].ne[0] + t.src[2].ne[0]) // MIN_FLOPS_PER_THREAD
+        n = n if n < rows else rows
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if is_quant_copy(t):
         n = core_nelements(t) // MIN_ELEMENTS_PER_THREAD
         return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
@@ -617,6 +707,10 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                 sz = align64(mmq_work_size(nodes[i]))
                 if sz > p.shared_size:
                     p.shared_size = sz
+            elif needs_temp(nodes[i]) and nodes[i].op == GGML_OP_SET_ROWS:
+                # (issue 13, ops3) a temporary would lose the rows set_rows leaves alone
+                raise ValueError(f"node {tensor_label(nodes[i])}: set_rows rows or ids "
+                                 "overlap the destination")
             elif needs_temp(nodes[i]):
                 if is_quant_copy(nodes[i]) and ggml_cy_is_quantized(nodes[i].type):
                     raise ValueError(f"node {tensor_label(nodes[i])}: a copy between "
@@ -634,6 +728,12 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
             if (nodes[i].op == GGML_OP_MUL_MAT and not is_qmm(nodes[i])
                     and mm_bytes > p.per_thread_size):
                 p.per_thread_size = mm_bytes
+            # issue 13 (ops3): per-thread rows for set_rows / flash_attn_ext
+            if nodes[i].op == GGML_OP_SET_ROWS or nodes[i].op == GGML_OP_FLASH_ATTN_EXT:
+                sz = align64(4 * (sr_work_floats(nodes[i]) if nodes[i].op == GGML_OP_SET_ROWS
+                                  else fa_work_floats(nodes[i])) + 64)
+                if sz > p.per_thread_size:
+                    p.per_thread_size = sz
             i += 1
     except BaseException:
         free(last_consumer)

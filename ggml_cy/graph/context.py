@@ -334,6 +334,142 @@ class Context(_core.Context):
         return self._record("GET_ROWS", GGMLType.F32, (a.ne[0], b.ne[0], b.ne[1], b.ne[2]),
                             (a, b))
 
+    # --- issue 13: rows / attention (ops3)
+    def set_rows(self, a, b, c):
+        """ggml_set_rows: writes the rows of b [ne0, n, ne2, ne3] (f32 or f16) into a
+        (f32, f16, bf16 or a quantized type ggml_cy can quantize to) at the row ids c
+        [n, ne11, ne12] (i32 or i64), converting to a's type; returns a view of a:
+        ``a[:, c[i, j % ne11, k % ne12], j, k] = b[:, i, j, k]`` (ggml's rule:
+        ``a.ne[0] == b.ne[0]``, ``a.ne[2:] == b.ne[2:]``, ``b.ne[1] == c.ne[0]``,
+        ``b.ne[2] % c.ne[1] == 0``, ``b.ne[3] % c.ne[2] == 0``, ``c.ne[3] == 1``; rows
+        of a and b with adjacent elements). An id outside [0, a.ne[1]) makes compute
+        raise IndexError; with repeated ids, which row lands is unspecified (as ggml)."""
+        a = _tensor(a, "set_rows: a")
+        b = _tensor(b, "set_rows: b")
+        c = _tensor(c, "set_rows: c")
+        at = GGMLType(a.type)
+        if b.type not in (GGMLType.F32, GGMLType.F16):
+            raise TypeError(f"set_rows: the rows b must be f32 or f16, got "
+                            f"{GGMLType(b.type).name} {_shape(b)}")
+        if c.type not in (GGMLType.I32, GGMLType.I64):
+            raise TypeError(f"set_rows: the row ids c must be i32 or i64, got "
+                            f"{GGMLType(c.type).name} {_shape(c)}")
+        if at.is_quantized:
+            from ggml_cy.cpu import _quantize
+            if not _quantize.can_quantize(int(at)):
+                raise TypeError(f"set_rows: ggml_cy cannot quantize to {at.name}")
+            if a.ne[0] % at.blck_size:
+                raise ValueError(f"set_rows: a's rows ({a.ne[0]} values) are not whole "
+                                 f"{at.name} blocks of {at.blck_size}")
+        elif at not in (GGMLType.F32, GGMLType.F16, GGMLType.BF16):
+            raise TypeError(f"set_rows: a must be f32, f16, bf16 or quantized, got "
+                            f"{at.name} {_shape(a)}")
+        if (a.ne[0] != b.ne[0] or a.ne[2] != b.ne[2] or a.ne[3] != b.ne[3]
+                or b.ne[1] != c.ne[0] or c.ne[1] == 0 or c.ne[2] == 0
+                or b.ne[2] % c.ne[1] or b.ne[3] % c.ne[2] or c.ne[3] != 1):
+            raise ValueError(f"set_rows: a {_shape(a)}, b {_shape(b)} and ids c {_shape(c)} "
+                             "do not match (ggml needs a.ne[0] == b.ne[0], a.ne[2:] == "
+                             "b.ne[2:], b.ne[1] == c.ne[0], b.ne[2] % c.ne[1] == 0, "
+                             "b.ne[3] % c.ne[2] == 0, c.ne[3] == 1)")
+        for t, what in ((a, "a"), (b, "b")):
+            unit = GGMLType(t.type).type_size
+            if t.ne[0] > (GGMLType(t.type).blck_size) and t.nb[0] != unit:
+                raise ValueError(f"set_rows: {what} {_shape(t)} must have rows of adjacent "
+                                 f"elements (nb[0] == {unit}, got {t.nb[0]})")
+        return self._record("SET_ROWS", a.type, a.ne, (b, c, a), view_of=2)
+
+    def flash_attn_ext(self, q, k, v, mask=None, scale=1.0, max_bias=0.0,
+                       logit_softcap=0.0):
+        """ggml_flash_attn_ext: attention per head in one pass (online softmax).
+
+        q [d_k, n_q, n_head, batch] f32; k [d_k, n_kv, n_head_kv, batch] and v [d_v, n_kv,
+        n_head_kv, batch] f16 (or f32, bf16, quantized); mask None or f16 [>= n_kv, >= n_q,
+        m2, m3] (contiguous; ggml_cy does not require ggml's old GGML_KQ_MASK_PAD padding
+        of dim 1, but accepts it) broadcast over heads (n_head % m2 == 0) and batch
+        (batch % m3 == 0). Grouped-query attention: head h reads k/v head
+        ``h // (n_head / n_head_kv)``. The result is f32 [d_v, n_head, n_q, batch]
+        (ggml's permuted layout): ``softmax(softcap(scale * q k^T) + slope * mask) v``
+        with softcap(x) = logit_softcap * tanh(x / logit_softcap) when logit_softcap != 0
+        and ALiBi slopes from max_bias (> 0 needs a mask). Rows that every key masks
+        (-inf) give zeros. Computed in f32 (see ``flash_attn_ext_set_prec``)."""
+        q = _tensor(q, "flash_attn_ext: q")
+        k = _tensor(k, "flash_attn_ext: k")
+        v = _tensor(v, "flash_attn_ext: v")
+        if mask is not None:
+            mask = _tensor(mask, "flash_attn_ext: mask")
+        scale = _float(scale, "flash_attn_ext: scale")
+        max_bias = _float(max_bias, "flash_attn_ext: max_bias")
+        logit_softcap = _float(logit_softcap, "flash_attn_ext: logit_softcap")
+        if q.type != GGMLType.F32:
+            raise TypeError(f"flash_attn_ext: q must be f32, got {GGMLType(q.type).name}")
+        for t, what in ((k, "k"), (v, "v")):
+            if not _quant_ops.get_rows_supported(int(t.type)):
+                raise TypeError(f"flash_attn_ext: {what} must be f16, f32, bf16 or a "
+                                f"dequantizable type, got {GGMLType(t.type).name}")
+        if mask is not None and mask.type != GGMLType.F16:
+            raise TypeError(f"flash_attn_ext: the mask must be f16, got "
+                            f"{GGMLType(mask.type).name}")
+        if k.ne[0] != q.ne[0]:
+            raise ValueError(f"flash_attn_ext: q {_shape(q)} and k {_shape(k)} differ in "
+                             "ne[0] (the head size)")
+        if v.ne[1] != k.ne[1]:
+            raise ValueError(f"flash_attn_ext: k {_shape(k)} and v {_shape(v)} differ in "
+                             "ne[1] (the number of keys)")
+        if q.ne[3] != k.ne[3] or q.ne[3] != v.ne[3]:
+            raise ValueError(f"flash_attn_ext: q {_shape(q)}, k {_shape(k)} and v "
+                             f"{_shape(v)} differ in ne[3]")
+        for t, what in ((k, "k"), (v, "v")):
+            if t.ne[2] == 0 or q.ne[2] % t.ne[2]:
+                raise ValueError(f"flash_attn_ext: q's {q.ne[2]} heads are not a multiple "
+                                 f"of {what}'s {t.ne[2]} (grouped-query attention)")
+        for t, what in ((q, "q"), (k, "k"), (v, "v")):
+            tt = GGMLType(t.type)
+            if tt.is_quantized and t.ne[0] % tt.blck_size:
+                raise ValueError(f"flash_attn_ext: {what}'s rows ({t.ne[0]} values) are "
+                                 f"not whole {tt.name} blocks of {tt.blck_size}")
+            if t.ne[0] > tt.blck_size and t.nb[0] != tt.type_size:
+                raise ValueError(f"flash_attn_ext: {what} {_shape(t)} must have rows of "
+                                 f"adjacent elements (nb[0] == {tt.type_size}); cont() it")
+        if mask is not None:
+            if not mask.is_contiguous:
+                raise ValueError("flash_attn_ext: the mask must be contiguous")
+            if mask.ne[0] < k.ne[1] or mask.ne[1] < q.ne[1]:
+                raise ValueError(f"flash_attn_ext: the mask {_shape(mask)} must cover "
+                                 f"[n_kv={k.ne[1]}, n_q={q.ne[1]}]")
+            if (mask.ne[2] == 0 or mask.ne[3] == 0 or q.ne[2] % mask.ne[2]
+                    or q.ne[3] % mask.ne[3]):
+                raise ValueError(f"flash_attn_ext: the mask {_shape(mask)} does not "
+                                 f"broadcast over q {_shape(q)} (n_head % mask.ne[2] and "
+                                 "batch % mask.ne[3] must be 0)")
+        if max_bias > 0.0 and mask is None:
+            raise ValueError("flash_attn_ext: max_bias > 0 (ALiBi) needs a mask")
+        srcs = (q, k, v) if mask is None else (q, k, v, mask)
+        return self._record("FLASH_ATTN_EXT", GGMLType.F32,
+                            (v.ne[0], q.ne[2], q.ne[1], q.ne[3]), srcs,
+                            (scale, max_bias, logit_softcap, PREC_DEFAULT))
+
+    @staticmethod
+    def flash_attn_ext_set_prec(a, prec):
+        """ggml_flash_attn_ext_set_prec: records the precision (``PREC_DEFAULT`` 0 or
+        ``PREC_F32`` 10) in op_params[3]. ggml_cy's CPU kernel computes in f32 either way."""
+        a = _tensor(a, "flash_attn_ext_set_prec: a")
+        if a.op != OPS["FLASH_ATTN_EXT"]:
+            raise ValueError("flash_attn_ext_set_prec: a is not a flash_attn_ext result")
+        if isinstance(prec, bool) or not isinstance(prec, int) or \
+                prec not in (PREC_DEFAULT, PREC_F32):
+            raise ValueError(f"flash_attn_ext_set_prec: prec must be PREC_DEFAULT (0) or "
+                             f"PREC_F32 (10), got {prec!r}")
+        _graph.set_op_param_i32(a, 3, int(prec))
+
+    @staticmethod
+    def flash_attn_ext_get_prec(a):
+        """ggml_flash_attn_ext_get_prec: the precision recorded in op_params[3]."""
+        a = _tensor(a, "flash_attn_ext_get_prec: a")
+        if a.op != OPS["FLASH_ATTN_EXT"]:
+            raise ValueError("flash_attn_ext_get_prec: a is not a flash_attn_ext result")
+        return a.op_params[3]
+    # --- end issue 13 (ops3)
+
     # --- issue 13: norms / softmax / GLU (ops1) -------------------------------------
     # ggml's builders (ggml.c: ggml_norm_impl ... ggml_glu_impl): names, argument order and
     # op_params layout; kernels in cpu/csrc/ops_norm.h. Types: f32 (ggml's) and f64 (ggml_cy's
@@ -530,6 +666,11 @@ class Context(_core.Context):
         """ggml_geglu_quick_split: act(a) * b (same shape and type)."""
         return self._glu("geglu_quick_split", a, b, 5, False, True)
     # --- end issue 13 (ops1)
+
+
+# ggml's enum ggml_prec (flash_attn_ext_set_prec; issue 13, ops3)
+PREC_DEFAULT = 0
+PREC_F32 = 10
 
 
 def _quant_mm_types():
