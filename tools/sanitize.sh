@@ -92,6 +92,9 @@ else
              tests/test_ops_norm_softmax.py; do
         [ -e "$src/$f" ] && tests+=("$f")
     done
+    for f in tests/test_ops_rope.py tests/test_ops_shape.py; do       # issue 13 (ops2)
+        [ -e "$src/$f" ] && tests+=("$f")
+    done
 fi
 existing=()
 for f in "${tests[@]}"; do

@@ -121,8 +121,8 @@ def group_norm(x, n_groups, eps=1e-5, *, n_threads=None):
     n_groups groups of ceil(C / n_groups) consecutive channels (the last group may be
     smaller, or groups past C empty), each group of each leading index normalized over its
     channels * H * W values: (x - mean) / sqrt(var + eps)."""
-    from ggml_cy.graph.context import _int
-    n_groups = _int(n_groups, "group_norm: n_groups", 1)
+    from ggml_cy.graph.context import _int_in
+    n_groups = _int_in(n_groups, "group_norm: n_groups", 1)
     eps = _eps(eps, "group_norm")
     arr = np.asarray(x)
     if arr.ndim < 3:
