@@ -35,6 +35,8 @@ class HParams:
     eps: float = 1e-5
     rope_base: float = 10000.0
     n_rot: int = None            # rope.dimension_count; default: the head size
+    rope_linear: float = None    # rope.scaling.factor of "linear" scaling (None: no key)
+    rope_freqs: bool = False     # write a rope_freqs.weight tensor (Llama 3's factors)
 
     def __post_init__(self):
         if self.n_rot is None:
@@ -62,6 +64,8 @@ def tensor_shapes(hp):
             p + "ffn_up.weight": (hp.n_ff, d),
             p + "ffn_down.weight": (d, hp.n_ff),
         })
+    if hp.rope_freqs:
+        shapes["rope_freqs.weight"] = (hp.n_rot // 2,)
     shapes["output_norm.weight"] = (d,)
     shapes["output.weight"] = (hp.n_vocab, d)
     return shapes
@@ -72,7 +76,9 @@ def random_weights(hp, seed=0):
     rng = np.random.default_rng(seed)
     w = {}
     for name, shape in tensor_shapes(hp).items():
-        if len(shape) == 1:
+        if name == "rope_freqs.weight":
+            w[name] = rng.uniform(1.0, 8.0, shape).astype(np.float32)
+        elif len(shape) == 1:
             w[name] = (1.0 + 0.1 * rng.standard_normal(shape)).astype(np.float32)
         elif name == "token_embd.weight":
             w[name] = rng.standard_normal(shape).astype(np.float32)
@@ -132,6 +138,9 @@ def write_model(path, hp, wtype="F32", seed=0, drop_keys=(), bad_keys=None,
         if k in drop_keys or (bad_keys and k in bad_keys):
             continue
         getattr(writer, "add_" + k)(v)
+    if hp.rope_linear is not None:
+        writer.add_string("llama.rope.scaling.type", "linear")
+        writer.add_float32("llama.rope.scaling.factor", hp.rope_linear)
     for k, v in (bad_keys or {}).items():
         key = "llama." + {"rope_dimension_count": "rope.dimension_count",
                           "head_count": "attention.head_count",
@@ -179,11 +188,15 @@ def _rms_norm(x, w, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def _rope_normal(x, pos, n_rot, base):
-    """x (n, heads, head_dim): ggml's normal mode, pairs (2i, 2i+1) of the first n_rot."""
+def _rope_normal(x, pos, n_rot, base, freq_scale=1.0, factors=None):
+    """x (n, heads, head_dim): ggml's normal mode, pairs (2i, 2i+1) of the first n_rot,
+    angle freq_scale * pos * base^(-2i/n_rot) / factors[i]."""
     x = x.copy()
     i = np.arange(n_rot // 2)
-    theta = pos[:, None].astype(np.float64) * base ** (-2.0 * i / n_rot)[None, :]
+    inv = base ** (-2.0 * i / n_rot) * freq_scale
+    if factors is not None:
+        inv = inv / factors
+    theta = pos[:, None].astype(np.float64) * inv[None, :]
     c, s = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
     x0, x1 = x[..., 0:n_rot:2].copy(), x[..., 1:n_rot:2].copy()
     x[..., 0:n_rot:2] = x0 * c - x1 * s
@@ -221,8 +234,10 @@ class RefLlama:
             q = (h @ w[p + "attn_q.weight"].T).reshape(n, hp.n_head, hd)
             k = (h @ w[p + "attn_k.weight"].T).reshape(n, hp.n_head_kv, hd)
             v = (h @ w[p + "attn_v.weight"].T).reshape(n, hp.n_head_kv, hd)
-            q = _rope_normal(q, pos, hp.n_rot, hp.rope_base)
-            k = _rope_normal(k, pos, hp.n_rot, hp.rope_base)
+            rope = dict(freq_scale=1.0 / hp.rope_linear if hp.rope_linear else 1.0,
+                        factors=w.get("rope_freqs.weight"))
+            q = _rope_normal(q, pos, hp.n_rot, hp.rope_base, **rope)
+            k = _rope_normal(k, pos, hp.n_rot, hp.rope_base, **rope)
             self.k[il] = K = np.concatenate([self.k[il], k])
             self.v[il] = V = np.concatenate([self.v[il], v])
             kpos = np.arange(K.shape[0])

@@ -132,6 +132,22 @@ def test_hparams_and_tied_output(tmp_path):
     assert R.nmse(model.eval([4]), ref.eval([4])) < TOL_F32_EXACT
 
 
+def test_rope_linear_scaling_and_freq_factors(tmp_path):
+    hp = R.HParams(n_embd=64, n_head=4, n_head_kv=2, n_ff=64, n_layer=1, n_vocab=270,
+                   n_rot=12, rope_linear=4.0, rope_freqs=True)
+    path = tmp_path / "rope.gguf"
+    w = R.write_model(path, hp, "F32")
+    model = LlamaModel(path, cache_type="f32")
+    assert model.hparams.freq_scale == 0.25 and "rope_freqs.weight" in model.w
+    ref = R.RefLlama(w, hp)
+    assert R.nmse(model.eval(PROMPT), ref.eval(PROMPT)) < TOL_F32_EXACT
+    assert R.nmse(model.eval([8]), ref.eval([8])) < TOL_F32_EXACT
+    bad = tmp_path / "bad.gguf"
+    R.write_model(bad, hp, "F32", reshape={"rope_freqs.weight": (5,)})
+    with pytest.raises(LlamaFormatError, match=r"rope_freqs.weight must be F32 with ne \[6\]"):
+        LlamaModel(bad)
+
+
 # ---------------------------------------------------------------------- bad files
 SMALL = R.HParams(n_embd=64, n_head=4, n_head_kv=2, n_ff=64, n_layer=1, n_vocab=270)
 
@@ -163,6 +179,9 @@ def test_missing_key(tmp_path, key, message):
     ({"rope_dimension_count": 64}, "at most the head size 16"),
     ({"vocab_size": 100}, "token_embd.weight has ne"),
     ({"feed_forward_length": 128}, "ffn_gate.weight has ne"),
+    ({"attention.key_length": 8}, "key_length 8 differs from the head size 16"),
+    ({"rope.scaling.type": "yarn"}, "rope.scaling.type 'yarn' is not supported"),
+    ({"rope.scaling.type": "linear"}, "missing key llama.rope.scaling.factor"),
 ])
 def test_bad_key(tmp_path, bad, message):
     path = tmp_path / "m.gguf"

@@ -63,7 +63,8 @@ class LlamaHParams:
     (embedding_length), n_layer (block_count), n_ff (feed_forward_length), n_head
     (attention.head_count), n_head_kv (attention.head_count_kv; default n_head), eps
     (attention.layer_norm_rms_epsilon), rope_base (rope.freq_base; default 10000), n_rot
-    (rope.dimension_count; default the head size), n_ctx_train (context_length)."""
+    (rope.dimension_count; default the head size), n_ctx_train (context_length),
+    freq_scale (1 / rope.scaling.factor when rope.scaling.type is "linear", else 1)."""
 
     n_vocab: int
     n_embd: int
@@ -75,9 +76,10 @@ class LlamaHParams:
     rope_base: float
     n_rot: int
     n_ctx_train: int
+    freq_scale: float
 
     FIELDS = ("n_vocab", "n_embd", "n_layer", "n_ff", "n_head", "n_head_kv", "eps",
-              "rope_base", "n_rot", "n_ctx_train")
+              "rope_base", "n_rot", "n_ctx_train", "freq_scale")
 
     def __init__(self, **kw: Any) -> None:
         for f in self.FIELDS:
@@ -142,12 +144,25 @@ class LlamaHParams:
         if n_rot > head_dim or n_rot % 2:
             raise LlamaFormatError(f"{source}: rope.dimension_count {n_rot} must be even and "
                                    f"at most the head size {head_dim}")
+        for key in ("attention.key_length", "attention.value_length"):
+            kl = get(key, "int", head_dim, required=False)
+            if kl != head_dim:
+                raise LlamaFormatError(f"{source}: {ARCH}.{key} {kl} differs from the head size "
+                                       f"{head_dim} (embedding_length / head_count); not "
+                                       "supported")
+        freq_scale = 1.0
+        stype = md.get(f"{ARCH}.rope.scaling.type", "none")
+        if stype == "linear":
+            freq_scale = 1.0 / get("rope.scaling.factor", "float")
+        elif stype != "none":
+            raise LlamaFormatError(f"{source}: {ARCH}.rope.scaling.type {stype!r} is not "
+                                   "supported (only 'none' and 'linear')")
         n_vocab = get("vocab_size", "int", None, required=False)
         if n_vocab is None and "tokenizer.ggml.tokens" in md:
             n_vocab = len(md["tokenizer.ggml.tokens"])
         return cls(n_vocab=n_vocab, n_embd=n_embd, n_layer=n_layer, n_ff=n_ff,
                    n_head=n_head, n_head_kv=n_head_kv, eps=eps, rope_base=rope_base,
-                   n_rot=n_rot, n_ctx_train=n_ctx_train)
+                   n_rot=n_rot, n_ctx_train=n_ctx_train, freq_scale=freq_scale)
 
 
 def _tensor_plan(hp):
@@ -257,6 +272,13 @@ class LlamaModel:
                                        "which ggml_cy cannot multiply with")
         self.weight_types = sorted({GGMLType(tensors[n].type).name for n in plan})
         self.w = {n: tensors[n] for n in plan}
+        ff = tensors.get("rope_freqs.weight")      # Llama 3's per-pair frequency factors
+        if ff is not None:
+            if _ne(ff) != (hp.n_rot // 2,) or ff.type != GGMLType.F32:
+                raise LlamaFormatError(f"{self.path}: rope_freqs.weight must be F32 with ne "
+                                       f"[{hp.n_rot // 2}], got {GGMLType(ff.type).name} "
+                                       f"{list(_ne(ff))}")
+            self.w["rope_freqs.weight"] = ff
         if widen:        # mul_mat has no bf16 kernel: widen once, in a context of our own
             size = sum(t.nelements * 4 + 512 for t in widen) + 4096
             self._bf16_ctx = Context(size)
@@ -403,8 +425,9 @@ class LlamaModel:
             return ctx.mul(ctx.rms_norm(x, hp.eps), weight)
 
         def rope(x):
-            return ctx.rope_ext(x, pos, None, hp.n_rot, 0, hp.n_ctx_train, hp.rope_base,
-                                1.0, 0.0, 1.0, 0.0, 0.0)
+            return ctx.rope_ext(x, pos, w.get("rope_freqs.weight"), hp.n_rot, 0,
+                                hp.n_ctx_train, hp.rope_base, hp.freq_scale, 0.0, 1.0, 0.0,
+                                0.0)
 
         graph = ctx.new_graph(max(2048, n_tensors))
         x = ctx.get_rows(w["token_embd.weight"], tokens)          # [n_embd, n]
