@@ -76,6 +76,9 @@ from ggml_cy.ufuncs.ops_rope_sort import rope, argsort, top_k, argmax  # noqa: E
 # --- end issue 13 (ops2)
 # build and CPU report
 from ggml_cy._config import show_config  # noqa: E402
+# --- issue 13: norms / softmax / GLU as numpy-style functions (ops1)
+from ggml_cy.ufuncs.nn import (  # noqa: E402
+    rms_norm, layer_norm, group_norm, softmax, swiglu, geglu, reglu, geglu_erf, geglu_quick)
 
 __all__ = [
     "__version__",
@@ -93,6 +96,9 @@ __all__ = [
     "Graph", "Plan", "evaluate", "backend",
     "quantize", "show_config",
     "rope", "argsort", "top_k", "argmax",  # issue 13 (ops2)
+    # --- issue 13 (ops1)
+    "rms_norm", "layer_norm", "group_norm", "softmax",
+    "swiglu", "geglu", "reglu", "geglu_erf", "geglu_quick",
 ]
 
 

@@ -252,6 +252,20 @@ OPS = (
     op("ARGMAX", "other", builder="argmax", bstyle="custom",
        doc="each row's index of its largest value, i32 (ggml_argmax)"),
     # --- end issue 13 (ops2)
+    # --- issue 13: norms / softmax / GLU (ops1); kernels in cpu/csrc/ops_norm.h, builders
+    # in graph/context.py, eager functions in ufuncs/nn.py
+    op("NORM", "other", builder="norm", bstyle="custom",
+       doc="each row (ne0) normalized: (x - mean) / sqrt(var + eps)"),
+    op("RMS_NORM", "other", builder="rms_norm", bstyle="custom",
+       doc="each row (ne0) divided by its root mean square: x / sqrt(mean(x^2) + eps)"),
+    op("GROUP_NORM", "other", builder="group_norm", bstyle="custom",
+       doc="norm over groups of channels (dim 2), each group over ne0 * ne1 * channels"),
+    op("DIAG_MASK_INF", "other", builder="diag_mask_inf", bstyle="custom",
+       doc="-inf above the diagonal shifted by n_past (i0 > n_past + i1), x elsewhere"),
+    op("SOFT_MAX", "other", builder="soft_max_ext", bstyle="custom",
+       doc="softmax of each row of x * scale + slope * mask (ALiBi slope from max_bias)"),
+    op("GLU", "other", builder="glu", bstyle="custom",
+       doc="gated linear unit act(x) * g: reglu, geglu, swiglu, geglu_erf, geglu_quick"),
 )
 
 BY_NAME = {o.name: o for o in OPS}

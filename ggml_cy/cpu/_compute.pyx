@@ -20,6 +20,7 @@ from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_
                                 GGML_OP_TRANSPOSE, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN,
                                 GGML_OP_MUL_MAT, GGML_OP_GET_ROWS, GGML_OP_COUNT,
                                 GGML_OP_SET_ROWS, GGML_OP_FLASH_ATTN_EXT,  # issue 13 (ops3)
+                                GGML_OP_GLU,  # issue 13 (ops1)
                                 ggml_cy_op_is_binary, ggml_cy_op_is_elementwise)
 from ggml_cy.cpu._fused cimport (fuse_group, fuse_build_group, fuse_work_size, fuse_run,
                              extents_overlap)
@@ -164,6 +165,12 @@ cdef int check_rows_attn(ggml_tensor * t) except -1:
     return 0
 # --- end issue 13 (ops3)
 
+# --- issue 13: norms / softmax / GLU (ops1): row kernels of csrc/ops_norm.h
+cdef extern from "ops_norm.h" nogil:
+    bint on_is_op(int op)
+    int on_check(const ggml_tensor * t)         # 0 ok, 1 types, 2 shapes/params
+    int on_compute(const ggml_tensor * t, int ith, int nth)
+    int64_t on_units(const ggml_tensor * t)
 
 # Below these sizes a node runs on one thread: a barrier costs more than the work.
 cdef enum:
@@ -363,6 +370,8 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
         return 0
     if ops2_handles(op):                       # issue 13 (ops2)
         return ops2_compute(node, ith, nth, work)
+    if on_is_op(op):                    # issue 13 (ops1): norms, softmax, GLU
+        return on_compute(node, ith, nth)
     if is_quant_copy(node):
         gcy_qcopy_part(node, node.src[0], ith, nth)
         return 0
@@ -515,7 +524,7 @@ cdef str tensor_label(ggml_tensor * t):
 cdef int check_node(ggml_tensor * t, bint need_data) except -1:
     """Raises when the CPU cannot run node t (no data, type combination not supported)."""
     cdef int op = t.op
-    cdef int i, t1
+    cdef int i, t1, rc
     if op < 0 or op >= GGML_OP_COUNT:
         raise ValueError(f"node {tensor_label(t)} has an unknown op {op}")
     if is_view_op(op):
@@ -538,8 +547,9 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
             raise ValueError(f"node {tensor_label(t)}: quantized weights "
                              f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
     elif op == GGML_OP_GET_ROWS:
-        ok = (t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32 and t.type == GGML_TYPE_F32
-              and t.nb[0] == 4 and gr_supported(t.src[0].type))
+        ok = (t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32 and t.nb[0] == 4
+              and ((t.type == GGML_TYPE_F32 and gr_supported(t.src[0].type))
+                   or (t.type == GGML_TYPE_I32 and t.src[0].type == GGML_TYPE_I32)))
         if ok and mmq_is_quantized(t.src[0].type) and \
                 t.src[0].nb[0] != <int64_t> mmq_block_bytes(t.src[0].type):
             raise ValueError(f"node {tensor_label(t)}: quantized table "
@@ -548,6 +558,12 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
         ok = check_rows_attn(t) == 0
     elif ops2_handles(op):                     # issue 13 (ops2)
         ok = ops2_check(t)
+    elif on_is_op(op):                  # issue 13 (ops1): norms, softmax, GLU
+        rc = on_check(t)
+        if rc == 2:
+            raise ValueError(f"node {tensor_label(t)}: shapes or parameters the CPU "
+                             f"{op_name(op).decode()} kernel does not take")
+        ok = rc == 0
     elif op == GGML_OP_MUL_MAT:
         ok = (t.src[1] != NULL and t.type == GGML_TYPE_F32 and t.nb[0] == 4
               and (t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F16)
@@ -609,8 +625,10 @@ cdef bint needs_temp(ggml_tensor * t) noexcept nogil:
             continue
         if not extents_overlap(t, s):
             continue
-        if (elementwise and s.data == t.data and s.type == t.type
-                and memcmp_ne_nb(s, t)):
+        # (the row ops of ops_norm.h read each element before writing it: an exact
+        # alias of src0 is safe for them too)
+        if ((elementwise or (i == 0 and on_is_op(t.op) and t.op != GGML_OP_GLU))
+                and s.data == t.data and s.type == t.type and memcmp_ne_nb(s, t)):
             continue
         return True
     return False
@@ -653,6 +671,11 @@ cdef int node_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
         return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if ops2_handles(op):                       # issue 13 (ops2)
         return ops2_tasks(t, n_threads)
+    if on_is_op(op):                    # issue 13 (ops1): a few flops per element
+        n = core_nelements(t.src[0]) // (MIN_ELEMENTS_PER_THREAD // 4)
+        rows = on_units(t)
+        n = n if n < rows else rows
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if op == GGML_OP_ADD1:
         memcpy(&tmp, t, sizeof(ggml_tensor))
         tmp.op = GGML_OP_ADD

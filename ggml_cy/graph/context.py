@@ -94,6 +94,44 @@ def _type_error(op, *tensors):
     return TypeError(f"{op}: the CPU kernels do not support these types ({types})")
 
 
+# --- issue 13: norms / softmax / GLU (ops1): argument checks of the builders
+_ROW_TYPES = (GGMLType.F32, GGMLType.F64)
+_GLU_TYPES = (GGMLType.F32, GGMLType.F16, GGMLType.F64)
+# ggml's enum ggml_glu_op (SWIGLU_OAI, 3, takes extra parameters: not built here)
+GLU_OPS = {"reglu": 0, "geglu": 1, "swiglu": 2, "geglu_erf": 4, "geglu_quick": 5}
+
+
+def _eps(eps, name):
+    import math
+    e = _float(eps, f"{name}: eps")
+    if not (e >= 0.0) or math.isinf(e):
+        raise ValueError(f"{name}: eps must be a finite number >= 0, got {e}")
+    return e
+
+
+def _int_in(v, what, lo):
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"{what} must be an integer, not {type(v).__name__}")
+    v = v.__index__()
+    if v < lo or v > 2**31 - 1:
+        raise ValueError(f"{what} must be between {lo} and 2**31 - 1, got {v}")
+    return v
+
+
+def _glu_op(op, name):
+    if isinstance(op, str):
+        if op not in GLU_OPS:
+            raise ValueError(f"{name}: unknown GLU op {op!r} (one of {sorted(GLU_OPS)})")
+        return GLU_OPS[op]
+    if isinstance(op, bool) or not hasattr(op, "__index__"):
+        raise TypeError(f"{name}: op must be a GLU op name or number, not "
+                        f"{type(op).__name__}")
+    if op.__index__() not in GLU_OPS.values():
+        raise ValueError(f"{name}: GLU op {op.__index__()} is not supported (ggml_glu_op "
+                         f"numbers {sorted(GLU_OPS.values())})")
+    return op.__index__()
+
+
 class Context(_core.Context):
     """A ggml context (memory arena) with ggml's op builders and graphs.
 
@@ -276,14 +314,15 @@ class Context(_core.Context):
         """ggml_get_rows: rows of table a [ne0, R, ne2, ne3] (f32, f16, bf16 or any
         quantized type) picked by int32 ids b [n, ne2, ne3]: the result [ne0, n, ne2, ne3]
         f32 holds ``a[:, b[i, j, k], j, k]`` at ``[:, i, j, k]`` (quantized rows
-        dequantized). ggml's rule: ``a.ne[2] == b.ne[1]``, ``a.ne[3] == b.ne[2]``,
-        ``b.ne[3] == 1``. An id outside [0, R) makes compute raise IndexError."""
+        dequantized; an i32 table gives i32 rows). ggml's rule: ``a.ne[2] == b.ne[1]``,
+        ``a.ne[3] == b.ne[2]``, ``b.ne[3] == 1``. An id outside [0, R) makes compute raise
+        IndexError."""
         a = _tensor(a, "get_rows: a")
         b = _tensor(b, "get_rows: b")
         if b.type != GGMLType.I32:
             raise TypeError(f"get_rows: the ids b must be i32, got "
                             f"{GGMLType(b.type).name} {_shape(b)}")
-        if not _quant_ops.get_rows_supported(int(a.type)):
+        if not _quant_ops.get_rows_supported(int(a.type)) and a.type != GGMLType.I32:
             raise TypeError(f"get_rows: no kernel for tables of type "
                             f"{GGMLType(a.type).name} {_shape(a)}")
         if a.ne[2] != b.ne[1] or a.ne[3] != b.ne[2] or b.ne[3] != 1:
@@ -293,7 +332,9 @@ class Context(_core.Context):
         if a.nb[0] != GGMLType(a.type).type_size and GGMLType(a.type).is_quantized:
             raise ValueError(f"get_rows: quantized table a {_shape(a)} must have contiguous "
                              "rows of blocks")
-        return self._record("GET_ROWS", GGMLType.F32, (a.ne[0], b.ne[0], b.ne[1], b.ne[2]),
+        # (issue 13, ops3) an i32 table gives i32 rows, as in ggml
+        rtype = GGMLType.I32 if a.type == GGMLType.I32 else GGMLType.F32
+        return self._record("GET_ROWS", rtype, (a.ne[0], b.ne[0], b.ne[1], b.ne[2]),
                             (a, b))
 
     # --- issue 13: rows / attention (ops3)
@@ -365,7 +406,7 @@ class Context(_core.Context):
         if q.type != GGMLType.F32:
             raise TypeError(f"flash_attn_ext: q must be f32, got {GGMLType(q.type).name}")
         for t, what in ((k, "k"), (v, "v")):
-            if not _quant_ops.get_rows_supported(int(t.type)):
+            if t.type == GGMLType.I32 or not _quant_ops.get_rows_supported(int(t.type)):
                 raise TypeError(f"flash_attn_ext: {what} must be f16, f32, bf16 or a "
                                 f"dequantizable type, got {GGMLType(t.type).name}")
         if mask is not None and mask.type != GGMLType.F16:
@@ -634,6 +675,202 @@ class Context(_core.Context):
                              f"{_shape(a)}")
         return self._record("ARGMAX", GGMLType.I32, (a.ne[1], 1, 1, 1), (a,))
     # --- end issue 13 (ops2)
+    # --- issue 13: norms / softmax / GLU (ops1) -------------------------------------
+    # ggml's builders (ggml.c: ggml_norm_impl ... ggml_glu_impl): names, argument order and
+    # op_params layout; kernels in cpu/csrc/ops_norm.h. Types: f32 (ggml's) and f64 (ggml_cy's
+    # float64 data); GLU also f16. Strided/permuted sources are accepted (the kernels read
+    # through byte strides) where ggml asks for contiguous rows.
+    def _row_op(self, name, op, a, params, inplace):
+        a = _tensor(a, f"{name}: a")
+        if a.type not in _ROW_TYPES:
+            raise TypeError(f"{name}: a must be f32 or f64, got {GGMLType(a.type).name} "
+                            f"{_shape(a)}")
+        return self._record(op, a.type, a.ne, (a,), params, view_of=0 if inplace else -1)
+
+    def norm(self, a, eps):
+        """ggml_norm: each row (ne0) of a as (x - mean) / sqrt(var + eps) (eps >= 0)."""
+        return self._row_op("norm", "NORM", a, (_eps(eps, "norm"),), False)
+
+    def norm_inplace(self, a, eps):
+        return self._row_op("norm_inplace", "NORM", a, (_eps(eps, "norm_inplace"),), True)
+
+    def rms_norm(self, a, eps):
+        """ggml_rms_norm: each row (ne0) of a as x / sqrt(mean(x*x) + eps) (eps >= 0)."""
+        return self._row_op("rms_norm", "RMS_NORM", a, (_eps(eps, "rms_norm"),), False)
+
+    def rms_norm_inplace(self, a, eps):
+        return self._row_op("rms_norm_inplace", "RMS_NORM", a,
+                            (_eps(eps, "rms_norm_inplace"),), True)
+
+    def group_norm(self, a, n_groups, eps):
+        """ggml_group_norm: the channels (dim 2) in n_groups groups of
+        ceil(ne2 / n_groups) consecutive channels; each group (per i3) normalized over its
+        ne0 * ne1 * channels values: (x - mean) / sqrt(var + eps). op_params
+        [n_groups (int32), eps (f32)]."""
+        return self._row_op("group_norm", "GROUP_NORM", a,
+                            (_int_in(n_groups, "group_norm: n_groups", 1),
+                             _eps(eps, "group_norm")), False)
+
+    def group_norm_inplace(self, a, n_groups, eps):
+        return self._row_op("group_norm_inplace", "GROUP_NORM", a,
+                            (_int_in(n_groups, "group_norm_inplace: n_groups", 1),
+                             _eps(eps, "group_norm_inplace")), True)
+
+    def diag_mask_inf(self, a, n_past):
+        """ggml_diag_mask_inf: -inf where i0 > n_past + i1 (above the diagonal of each
+        [ne0, ne1] matrix shifted right by n_past >= 0), a elsewhere. op_params [n_past]."""
+        return self._row_op("diag_mask_inf", "DIAG_MASK_INF", a,
+                            (_int_in(n_past, "diag_mask_inf: n_past", 0),), False)
+
+    def diag_mask_inf_inplace(self, a, n_past):
+        return self._row_op("diag_mask_inf_inplace", "DIAG_MASK_INF", a,
+                            (_int_in(n_past, "diag_mask_inf_inplace: n_past", 0),), True)
+
+    def _soft_max(self, name, a, mask, scale, max_bias, inplace):
+        a = _tensor(a, f"{name}: a")
+        scale = _float(scale, f"{name}: scale")
+        max_bias = _float(max_bias, f"{name}: max_bias")
+        if a.type not in _ROW_TYPES:
+            raise TypeError(f"{name}: a must be f32 or f64, got {GGMLType(a.type).name} "
+                            f"{_shape(a)}")
+        srcs = (a,)
+        if mask is not None:
+            mask = _tensor(mask, f"{name}: mask")
+            if mask.type not in (GGMLType.F32, GGMLType.F16):
+                raise TypeError(f"{name}: the mask must be f32 or f16, got "
+                                f"{GGMLType(mask.type).name} {_shape(mask)}")
+            m, x = mask.ne, a.ne
+            if (m[0] != x[0] or m[1] < x[1] or 0 in (m[2], m[3])
+                    or x[2] % m[2] or x[3] % m[3]):
+                raise ValueError(f"{name}: mask {_shape(mask)} does not fit a {_shape(a)} "
+                                 "(ggml needs mask.ne[0] == a.ne[0], mask.ne[1] >= a.ne[1], "
+                                 "a.ne[2] and a.ne[3] multiples of the mask's)")
+            srcs = (a, mask)
+        if max_bias > 0 and mask is None:
+            raise ValueError(f"{name}: max_bias > 0 (ALiBi) needs a mask")
+        return self._record("SOFT_MAX", a.type, a.ne, srcs, (scale, max_bias),
+                            view_of=0 if inplace else -1)
+
+    def soft_max_ext(self, a, mask=None, scale=1.0, max_bias=0.0):
+        """ggml_soft_max_ext: softmax over each row (ne0) of a * scale + slope * mask.
+        mask (optional, f32 or f16) [ne0, >= ne1, ne2 / k, ne3 / l]: row i1 of mask batch
+        (i2 % mask.ne2, i3 % mask.ne3) is added to row (i1, i2, i3). max_bias > 0 turns on
+        ALiBi: head h = i2 of n_head = a.ne2 gets ggml's slope (m0 = 2^(-max_bias / n),
+        m1 = 2^(-max_bias / 2n), n = the largest power of 2 <= n_head; slope m0^(h+1) for
+        h < n, else m1^(2(h-n)+1)); it needs a mask. op_params [scale, max_bias] (f32)."""
+        return self._soft_max("soft_max_ext", a, mask, scale, max_bias, False)
+
+    def soft_max_ext_inplace(self, a, mask=None, scale=1.0, max_bias=0.0):
+        return self._soft_max("soft_max_ext_inplace", a, mask, scale, max_bias, True)
+
+    def soft_max(self, a):
+        """ggml_soft_max: softmax over each row (ne0) of a."""
+        return self._soft_max("soft_max", a, None, 1.0, 0.0, False)
+
+    def soft_max_inplace(self, a):
+        return self._soft_max("soft_max_inplace", a, None, 1.0, 0.0, True)
+
+    def glu(self, a, op, swapped=False):
+        """ggml_glu: fused gated linear unit. Each row of a [2n, ...] is x = a[:n],
+        g = a[n:2n] (swapped: x = a[n:2n], g = a[:n]); the result [n, ...] is act(x) * g.
+        op: a GLU op name ("reglu", "geglu", "swiglu", "geglu_erf", "geglu_quick") or
+        ggml's enum ggml_glu_op number. An odd ne0 leaves its last value unused (ggml's
+        n = ne0 / 2). op_params [op, swapped] (int32)."""
+        return self._glu("glu", a, None, op, swapped)
+
+    def glu_split(self, a, b, op):
+        """ggml_glu_split: act(a) * b, a and b of the same shape and type."""
+        return self._glu("glu_split", a, b, op, False, True)
+
+    def _glu(self, name, a, b, op, swapped, split=False):
+        a = _tensor(a, f"{name}: a")
+        op = _glu_op(op, name)
+        if not isinstance(swapped, (bool, int)) or isinstance(swapped, int) and \
+                swapped not in (0, 1):
+            raise TypeError(f"{name}: swapped must be a bool, not {swapped!r}")
+        if a.type not in _GLU_TYPES:
+            raise TypeError(f"{name}: a must be f32, f16 or f64, got "
+                            f"{GGMLType(a.type).name} {_shape(a)}")
+        if not split:
+            ne = (a.ne[0] // 2,) + tuple(a.ne[1:])
+            srcs = (a,)
+        else:
+            b = _tensor(b, f"{name}: b")
+            if b.type != a.type:
+                raise TypeError(f"{name}: a and b must have one type, got "
+                                f"{GGMLType(a.type).name} and {GGMLType(b.type).name}")
+            if tuple(b.ne) != tuple(a.ne):
+                raise ValueError(f"{name}: a {_shape(a)} and b {_shape(b)} must have the "
+                                 "same shape")
+            ne = a.ne
+            srcs = (a, b)
+        return self._record("GLU", a.type, ne, srcs, (op, int(bool(swapped))))
+
+    def reglu(self, a):
+        """ggml_reglu: fused GLU, first half of each row through the activation, times the
+        second half (result ne0 = a.ne0 / 2)."""
+        return self._glu("reglu", a, None, 0, False)
+
+    def reglu_swapped(self, a):
+        """ggml_reglu_swapped: fused GLU with the halves swapped (second half activated)."""
+        return self._glu("reglu_swapped", a, None, 0, True)
+
+    def reglu_split(self, a, b):
+        """ggml_reglu_split: act(a) * b (same shape and type)."""
+        return self._glu("reglu_split", a, b, 0, False, True)
+
+    def geglu(self, a):
+        """ggml_geglu: fused GLU, first half of each row through the activation, times the
+        second half (result ne0 = a.ne0 / 2)."""
+        return self._glu("geglu", a, None, 1, False)
+
+    def geglu_swapped(self, a):
+        """ggml_geglu_swapped: fused GLU with the halves swapped (second half activated)."""
+        return self._glu("geglu_swapped", a, None, 1, True)
+
+    def geglu_split(self, a, b):
+        """ggml_geglu_split: act(a) * b (same shape and type)."""
+        return self._glu("geglu_split", a, b, 1, False, True)
+
+    def swiglu(self, a):
+        """ggml_swiglu: fused GLU, first half of each row through the activation, times the
+        second half (result ne0 = a.ne0 / 2)."""
+        return self._glu("swiglu", a, None, 2, False)
+
+    def swiglu_swapped(self, a):
+        """ggml_swiglu_swapped: fused GLU with the halves swapped (second half activated)."""
+        return self._glu("swiglu_swapped", a, None, 2, True)
+
+    def swiglu_split(self, a, b):
+        """ggml_swiglu_split: act(a) * b (same shape and type)."""
+        return self._glu("swiglu_split", a, b, 2, False, True)
+
+    def geglu_erf(self, a):
+        """ggml_geglu_erf: fused GLU, first half of each row through the activation, times the
+        second half (result ne0 = a.ne0 / 2)."""
+        return self._glu("geglu_erf", a, None, 4, False)
+
+    def geglu_erf_swapped(self, a):
+        """ggml_geglu_erf_swapped: fused GLU with the halves swapped (second half activated)."""
+        return self._glu("geglu_erf_swapped", a, None, 4, True)
+
+    def geglu_erf_split(self, a, b):
+        """ggml_geglu_erf_split: act(a) * b (same shape and type)."""
+        return self._glu("geglu_erf_split", a, b, 4, False, True)
+
+    def geglu_quick(self, a):
+        """ggml_geglu_quick: fused GLU, first half of each row through the activation, times the
+        second half (result ne0 = a.ne0 / 2)."""
+        return self._glu("geglu_quick", a, None, 5, False)
+
+    def geglu_quick_swapped(self, a):
+        """ggml_geglu_quick_swapped: fused GLU with the halves swapped (second half activated)."""
+        return self._glu("geglu_quick_swapped", a, None, 5, True)
+
+    def geglu_quick_split(self, a, b):
+        """ggml_geglu_quick_split: act(a) * b (same shape and type)."""
+        return self._glu("geglu_quick_split", a, b, 5, False, True)
+    # --- end issue 13 (ops1)
 
 
 # ggml's enum ggml_prec (flash_attn_ext_set_prec; issue 13, ops3)
