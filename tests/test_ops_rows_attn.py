@@ -796,3 +796,17 @@ def test_get_rows_transposed_table(t):
     r = ctx.get_rows(a, put(ctx, ids))
     run(ctx, r, 2)
     np.testing.assert_array_equal(r.numpy(), as_type_values(stored, t).T[ids])
+
+
+def test_cuda_library_refuses_these_ops():
+    # no CUDA kernels yet: the CUDA backend's supports_op says no (its graph_compute then
+    # fails with "op N has no CUDA kernel", a clear error)
+    try:
+        from ggml_cy.cuda import _cuda
+        from ggml_cy.graph import _graph
+        ok = [_cuda.supports_op(_graph.OPS["FLASH_ATTN_EXT"], int(T.F32), int(T.F32),
+                                int(T.F16)),
+              _cuda.supports_op(_graph.OPS["SET_ROWS"], int(T.F16), int(T.F32), int(T.I64))]
+    except (ImportError, OSError, RuntimeError) as e:
+        pytest.skip(f"no CUDA library: {e}")
+    assert ok == [False, False]
