@@ -410,7 +410,7 @@ def mm_ref(a, b):
 
 
 @pytest.mark.parametrize("n_threads", [1, 3])
-@pytest.mark.parametrize("t", [T.F32, T.F16, T.Q8_0, T.Q4_0, T.Q4_K, T.Q6_K],
+@pytest.mark.parametrize("t", [T.F32, T.F16, T.BF16, T.Q8_0, T.Q4_0, T.Q4_K, T.Q6_K],
                          ids=lambda t: t.name)
 def test_mul_mat_broadcast_dims_2_3(t, n_threads):
     # a [K, M, 2, 3] against b [K, N, 8, 6]: r2 = 4 (GQA), r3 = 2
@@ -436,7 +436,7 @@ def test_mul_mat_broadcast_dims_2_3(t, n_threads):
     assert nmse(r.numpy(4), want) < tol
 
 
-@pytest.mark.parametrize("t", [T.F32, T.F16, T.Q8_0], ids=lambda t: t.name)
+@pytest.mark.parametrize("t", [T.F32, T.F16, T.BF16, T.Q8_0], ids=lambda t: t.name)
 def test_mul_mat_attention_layout(t):
     # kq = mul_mat(k, q) with k [D, Nkv, Hk] a permuted cache view and q [D, Nq, H] a
     # permuted view: the layout llama.cpp's non-flash attention uses (H = 4 Hk)

@@ -566,7 +566,8 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
         ok = rc == 0
     elif op == GGML_OP_MUL_MAT:
         ok = (t.src[1] != NULL and t.type == GGML_TYPE_F32 and t.nb[0] == 4
-              and (t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F16)
+              and (t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F16
+                   or t.src[0].type == GGML_TYPE_BF16)      # bf16: issue 13 (ops3)
               and t.src[1].type == GGML_TYPE_F32)
     elif op == GGML_OP_SUM or op == GGML_OP_SUM_ROWS or op == GGML_OP_MEAN:
         ok = ((t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F64)
