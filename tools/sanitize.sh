@@ -95,6 +95,7 @@ else
     for f in tests/test_ops_rope.py tests/test_ops_shape.py; do       # issue 13 (ops2)
         [ -e "$src/$f" ] && tests+=("$f")
     done
+    tests+=(tests/test_ops_rows_attn.py)    # issue 13: set_rows, flash_attn_ext (ops3)
 fi
 existing=()
 for f in "${tests[@]}"; do

@@ -547,8 +547,9 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
             raise ValueError(f"node {tensor_label(t)}: quantized weights "
                              f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
     elif op == GGML_OP_GET_ROWS:
-        ok = (t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32 and t.type == GGML_TYPE_F32
-              and t.nb[0] == 4 and gr_supported(t.src[0].type))
+        ok = (t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32 and t.nb[0] == 4
+              and ((t.type == GGML_TYPE_F32 and gr_supported(t.src[0].type))
+                   or (t.type == GGML_TYPE_I32 and t.src[0].type == GGML_TYPE_I32)))
         if ok and mmq_is_quantized(t.src[0].type) and \
                 t.src[0].nb[0] != <int64_t> mmq_block_bytes(t.src[0].type):
             raise ValueError(f"node {tensor_label(t)}: quantized table "

@@ -314,14 +314,15 @@ class Context(_core.Context):
         """ggml_get_rows: rows of table a [ne0, R, ne2, ne3] (f32, f16, bf16 or any
         quantized type) picked by int32 ids b [n, ne2, ne3]: the result [ne0, n, ne2, ne3]
         f32 holds ``a[:, b[i, j, k], j, k]`` at ``[:, i, j, k]`` (quantized rows
-        dequantized). ggml's rule: ``a.ne[2] == b.ne[1]``, ``a.ne[3] == b.ne[2]``,
-        ``b.ne[3] == 1``. An id outside [0, R) makes compute raise IndexError."""
+        dequantized; an i32 table gives i32 rows). ggml's rule: ``a.ne[2] == b.ne[1]``,
+        ``a.ne[3] == b.ne[2]``, ``b.ne[3] == 1``. An id outside [0, R) makes compute raise
+        IndexError."""
         a = _tensor(a, "get_rows: a")
         b = _tensor(b, "get_rows: b")
         if b.type != GGMLType.I32:
             raise TypeError(f"get_rows: the ids b must be i32, got "
                             f"{GGMLType(b.type).name} {_shape(b)}")
-        if not _quant_ops.get_rows_supported(int(a.type)):
+        if not _quant_ops.get_rows_supported(int(a.type)) and a.type != GGMLType.I32:
             raise TypeError(f"get_rows: no kernel for tables of type "
                             f"{GGMLType(a.type).name} {_shape(a)}")
         if a.ne[2] != b.ne[1] or a.ne[3] != b.ne[2] or b.ne[3] != 1:
@@ -331,7 +332,9 @@ class Context(_core.Context):
         if a.nb[0] != GGMLType(a.type).type_size and GGMLType(a.type).is_quantized:
             raise ValueError(f"get_rows: quantized table a {_shape(a)} must have contiguous "
                              "rows of blocks")
-        return self._record("GET_ROWS", GGMLType.F32, (a.ne[0], b.ne[0], b.ne[1], b.ne[2]),
+        # (issue 13, ops3) an i32 table gives i32 rows, as in ggml
+        rtype = GGMLType.I32 if a.type == GGMLType.I32 else GGMLType.F32
+        return self._record("GET_ROWS", rtype, (a.ne[0], b.ne[0], b.ne[1], b.ne[2]),
                             (a, b))
 
     # --- issue 13: rows / attention (ops3)
@@ -403,7 +406,7 @@ class Context(_core.Context):
         if q.type != GGMLType.F32:
             raise TypeError(f"flash_attn_ext: q must be f32, got {GGMLType(q.type).name}")
         for t, what in ((k, "k"), (v, "v")):
-            if not _quant_ops.get_rows_supported(int(t.type)):
+            if t.type == GGMLType.I32 or not _quant_ops.get_rows_supported(int(t.type)):
                 raise TypeError(f"flash_attn_ext: {what} must be f16, f32, bf16 or a "
                                 f"dequantizable type, got {GGMLType(t.type).name}")
         if mask is not None and mask.type != GGMLType.F16:
