@@ -630,3 +630,169 @@ def test_cont_quantized_transposed_is_refused():
     with pytest.raises((ValueError, TypeError)):
         c = ctx.cont(ctx.transpose(src))
         run(ctx, c, 1)
+
+
+# ====================================================================== ggml_cy.flash_attn
+
+def _sdpa_ref(q, k, v, mask, scale, softcap=0.0):
+    """(B, H, Nq, D) layout reference through fa_reference's (B, Nq, H, Dv) result."""
+    m = None if mask is None else np.broadcast_to(mask, mask.shape[:2] + (q.shape[2], k.shape[2]))
+    return fa_reference(q, k, v, m, scale, 0.0, softcap).transpose(0, 2, 1, 3)
+
+
+@pytest.mark.parametrize("n_threads", [1, 3])
+@pytest.mark.parametrize("kv_dtype", [np.float16, np.float32, np.float64])
+def test_eager_flash_attn(kv_dtype, n_threads):
+    rng = np.random.default_rng(7)
+    B, H, Hk, Nq, Nkv, D, Dv = 2, 6, 3, 5, 9, 24, 16
+    q = rng.standard_normal((B, H, Nq, D))
+    k = rng.standard_normal((B, Hk, Nkv, D)).astype(kv_dtype)
+    v = rng.standard_normal((B, Hk, Nkv, Dv)).astype(kv_dtype)
+    keep = np.tril(np.ones((Nq, Nkv), bool), Nkv - Nq)
+    got = ggml_cy.flash_attn(q, k, v, keep, n_threads=n_threads)
+    assert got.shape == (B, H, Nq, Dv) and got.dtype == np.float32
+    kk = k.astype(np.float32 if kv_dtype == np.float64 else kv_dtype).astype(np.float64)
+    vv = v.astype(np.float32 if kv_dtype == np.float64 else kv_dtype).astype(np.float64)
+    add = np.where(keep, 0.0, -np.inf)[None, None]
+    want = _sdpa_ref(q.astype(np.float32).astype(np.float64), kk, vv, add, 1 / np.sqrt(D))
+    assert nmse(got, want) < 1e-7
+    # an additive mask per head, a softcap, an explicit scale
+    add = rng.uniform(-2, 0, size=(1, H, Nq, Nkv)).astype(np.float16)
+    got = ggml_cy.flash_attn(q, k, v, add, scale=0.3, logit_softcap=5.0, n_threads=n_threads)
+    want = _sdpa_ref(q.astype(np.float32).astype(np.float64), kk, vv,
+                     add.astype(np.float64), 0.3, 5.0)
+    assert nmse(got, want) < 1e-7
+
+
+def test_eager_flash_attn_ranks():
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal((4, 8)), rng.standard_normal((6, 8)),
+               rng.standard_normal((6, 3)))
+    got = ggml_cy.flash_attn(q, k, v)
+    s = (q @ k.T) / np.sqrt(8)
+    p = np.exp(s - s.max(1, keepdims=True))
+    want = (p / p.sum(1, keepdims=True)) @ v
+    assert got.shape == (4, 3) and nmse(got, want) < 1e-7
+    got3 = ggml_cy.flash_attn(q[None].repeat(2, 0), k[None], v[None])
+    assert got3.shape == (2, 4, 3) and nmse(got3, np.stack([want, want])) < 1e-7
+    assert ggml_cy.flash_attn(q[:0], k, v).shape == (0, 3)
+
+
+def test_eager_flash_attn_bad_input():
+    q, k, v = np.zeros((2, 4, 8)), np.zeros((2, 5, 8)), np.zeros((2, 5, 8))
+    with pytest.raises(ValueError, match="d_k"):
+        ggml_cy.flash_attn(q, np.zeros((2, 5, 7)), v)
+    with pytest.raises(ValueError, match="heads"):
+        ggml_cy.flash_attn(np.zeros((3, 4, 8)), k, v)
+    with pytest.raises(ValueError, match="keys"):
+        ggml_cy.flash_attn(q, k, np.zeros((2, 6, 8)))
+    with pytest.raises(ValueError, match="batch"):
+        ggml_cy.flash_attn(np.zeros((2, 2, 4, 8)), np.zeros((3, 2, 5, 8)),
+                           np.zeros((3, 2, 5, 8)))
+    with pytest.raises(ValueError, match="dims"):
+        ggml_cy.flash_attn(np.zeros(8), k, v)
+    with pytest.raises(ValueError, match="broadcast"):
+        ggml_cy.flash_attn(q, k, v, np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="ALiBi"):
+        ggml_cy.flash_attn(q, k, v, max_bias=1.0)
+    with pytest.raises(TypeError, match="real"):
+        ggml_cy.flash_attn(q.astype(complex), k, v)
+    with pytest.raises(TypeError, match="real"):
+        ggml_cy.flash_attn(q, k, v, np.zeros((4, 5), complex))
+    with pytest.raises(TypeError):
+        ggml_cy.flash_attn(q, k, v, n_threads=0.5)
+    with pytest.raises(ValueError):
+        ggml_cy.flash_attn(q, k, v, n_threads=0)
+
+
+def test_get_rows_i32_table():
+    # ggml gathers i32 tables into i32 rows (bits copied)
+    rng = np.random.default_rng(9)
+    tab = rng.integers(-2**31, 2**31 - 1, size=(2, 7, 5), dtype=np.int32)   # [5, 7, 2]
+    ids = rng.integers(0, 7, size=(2, 4)).astype(np.int32)                  # [4, 2]
+    ctx = Context(4 << 20)
+    r = ctx.get_rows(put(ctx, tab), put(ctx, ids))
+    assert r.type == T.I32 and r.ne == (5, 4, 2, 1)
+    run(ctx, r, 2)
+    for j in range(2):
+        np.testing.assert_array_equal(r.numpy(4)[0, j], tab[j][ids[j]])
+    with pytest.raises(TypeError, match="k must be"):
+        ctx.flash_attn_ext(ctx.new_tensor(T.F32, (5, 2)), put(ctx, tab), put(ctx, tab))
+
+
+def test_kv_cache_step_on_the_backend():
+    # a decode step as a model runner builds it, on a no_alloc context placed by the CPU
+    # backend: set_rows writes this token's k/v into f16 caches, flash_attn_ext reads the
+    # caches through views of the filled part
+    from ggml_cy import backend as B
+    D, H, Hk, n_ctx, pos = 16, 4, 2, 8, 5
+    rng = np.random.default_rng(12)
+    ctx = Context(1 << 20, no_alloc=True)
+    kc = ctx.new_tensor(T.F16, (D * Hk, n_ctx))
+    vc = ctx.new_tensor(T.F16, (D * Hk, n_ctx))
+    kcur = ctx.new_tensor(T.F32, (D * Hk, 1))
+    vcur = ctx.new_tensor(T.F32, (D * Hk, 1))
+    q = ctx.new_tensor(T.F32, (D, 1, H))
+    idx = ctx.new_tensor(T.I64, (1,))
+    ks = ctx.set_rows(kc, kcur, idx)
+    vs = ctx.set_rows(vc, vcur, idx)
+    kv = ctx.permute(ctx.view_3d(ks, D, Hk, pos + 1, 2 * D, ks.nb[1]), 0, 2, 1, 3)
+    vv = ctx.permute(ctx.view_3d(vs, D, Hk, pos + 1, 2 * D, vs.nb[1]), 0, 2, 1, 3)
+    r = ctx.flash_attn_ext(q, kv, vv, None, 0.25, 0.0, 0.0)
+    backend = B.cpu_init(2)
+    B.alloc_ctx_tensors(ctx, backend)
+    kvals = rng.standard_normal((n_ctx, Hk * D)).astype(np.float16)
+    vvals = rng.standard_normal((n_ctx, Hk * D)).astype(np.float16)
+    B.tensor_set(kc, kvals)
+    B.tensor_set(vc, vvals)
+    knew = rng.standard_normal((1, Hk * D)).astype(np.float32)
+    vnew = rng.standard_normal((1, Hk * D)).astype(np.float32)
+    qv = rng.standard_normal((H, 1, D)).astype(np.float32)
+    B.tensor_set(kcur, knew)
+    B.tensor_set(vcur, vnew)
+    B.tensor_set(q, qv)
+    B.tensor_set(idx, np.array([pos], np.int64))
+    g = Context(1 << 20).new_graph().build_forward_expand(r)
+    assert backend.supports_op(r) and backend.supports_op(ks)
+    backend.graph_compute(g)
+    kvals[pos], vvals[pos] = knew[0].astype(np.float16), vnew[0].astype(np.float16)
+    np.testing.assert_array_equal(B.tensor_get(kc), kvals)
+    kref = kvals[:pos + 1].astype(np.float64).reshape(pos + 1, Hk, D).transpose(1, 0, 2)[None]
+    vref = vvals[:pos + 1].astype(np.float64).reshape(pos + 1, Hk, D).transpose(1, 0, 2)[None]
+    want = fa_reference(qv[None].astype(np.float64), kref, vref, None, 0.25, 0.0, 0.0)
+    assert nmse(B.tensor_get(r).reshape(want.shape), want) < 1e-7
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_flash_attn_random_configs(seed):
+    # random shapes (odd sizes, GQA ratios, batches), k/v types, masks and options
+    rng = np.random.default_rng(1000 + seed)
+    Hk = int(rng.integers(1, 4))
+    H = Hk * int(rng.integers(1, 4))
+    kv_type = [T.F16, T.F32, T.BF16, T.Q8_0][seed % 4]
+    D = 32 * int(rng.integers(1, 3)) if kv_type == T.Q8_0 else int(rng.integers(1, 70))
+    Nkv = int(rng.integers(1, 40))
+    Nq = int(rng.integers(1, Nkv + 1))
+    B = int(rng.integers(1, 3))
+    mask = [None, "causal", "random"][seed % 3]
+    kw = dict(D=D, Nq=Nq, Nkv=Nkv, H=H, Hk=Hk, B=B, kv_type=kv_type, mask=mask,
+              n_threads=int(rng.integers(1, 4)), fuse=bool(seed % 2),
+              softcap=float(rng.choice([0.0, 3.0])), scale=float(rng.uniform(0.05, 1.0)))
+    if mask is not None:
+        kw.update(m2=int(rng.choice([1, H])), m3=int(rng.choice([1, B])),
+                  mask_pad=int(rng.integers(0, 3)), max_bias=float(rng.choice([0.0, 8.0])))
+    got, want = fa_case(rng, **kw)
+    assert nmse(got, want) < 1e-7, kw
+
+
+@pytest.mark.parametrize("t", [T.F32, T.F16, T.BF16], ids=lambda t: t.name)
+def test_get_rows_transposed_table(t):
+    # a table whose rows are columns of a stored matrix (nb0 = a row stride)
+    rng = np.random.default_rng(int(t) + 50)
+    stored = rng.standard_normal((12, 7)).astype(np.float32)     # ne [7, 12]
+    ctx = Context(4 << 20)
+    a = ctx.transpose(put(ctx, stored, t))                        # ne [12, 7], rows = columns
+    ids = np.array([6, 0, 3, 3], np.int32)
+    r = ctx.get_rows(a, put(ctx, ids))
+    run(ctx, r, 2)
+    np.testing.assert_array_equal(r.numpy(), as_type_values(stored, t).T[ids])

@@ -20,6 +20,7 @@ from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_
                                 GGML_OP_TRANSPOSE, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN,
                                 GGML_OP_MUL_MAT, GGML_OP_GET_ROWS, GGML_OP_COUNT,
                                 GGML_OP_SET_ROWS, GGML_OP_FLASH_ATTN_EXT,  # issue 13 (ops3)
+                                GGML_OP_GLU,  # issue 13 (ops1)
                                 ggml_cy_op_is_binary, ggml_cy_op_is_elementwise)
 from ggml_cy.cpu._fused cimport (fuse_group, fuse_build_group, fuse_work_size, fuse_run,
                              extents_overlap)
@@ -164,6 +165,12 @@ cdef int check_rows_attn(ggml_tensor * t) except -1:
     return 0
 # --- end issue 13 (ops3)
 
+# --- issue 13: norms / softmax / GLU (ops1): row kernels of csrc/ops_norm.h
+cdef extern from "ops_norm.h" nogil:
+    bint on_is_op(int op)
+    int on_check(const ggml_tensor * t)         # 0 ok, 1 types, 2 shapes/params
+    int on_compute(const ggml_tensor * t, int ith, int nth)
+    int64_t on_units(const ggml_tensor * t)
 
 # Below these sizes a node runs on one thread: a barrier costs more than the work.
 cdef enum:
@@ -173,6 +180,97 @@ cdef enum:
 
 cdef inline size_t align64(size_t n) noexcept nogil:
     return (n + 63) & ~(<size_t> 63)
+
+
+# --- issue 13: rope / concat / repeat / pad / argsort / top_k / argmax (ops2)
+# Kernels in csrc/ops_rope.h and csrc/ops_shape.h; the executor reaches them through the
+# four ops2_* functions below (compute, check, threads, per-thread work bytes).
+from ggml_cy.core._ops cimport (GGML_OP_ROPE, GGML_OP_CONCAT, GGML_OP_REPEAT, GGML_OP_PAD,
+                                GGML_OP_ARGSORT, GGML_OP_TOP_K, GGML_OP_ARGMAX)
+
+cdef extern from "ops_rope.h" nogil:
+    size_t rope_work_bytes(const ggml_tensor * dst)
+    int rope_compute(const ggml_tensor * dst, int ith, int nth, float * cache)
+
+cdef extern from "ops_shape.h" nogil:
+    int shp_type_ok(int type)
+    int concat_compute(const ggml_tensor * dst, int ith, int nth)
+    int repeat_compute(const ggml_tensor * dst, int ith, int nth)
+    int pad_compute(const ggml_tensor * dst, int ith, int nth)
+    size_t sort_work_bytes(const ggml_tensor * dst)
+    int sort_compute(const ggml_tensor * dst, int ith, int nth, char * work, int top_k)
+    int argmax_compute(const ggml_tensor * dst, int ith, int nth)
+
+
+cdef inline bint ops2_handles(int op) noexcept nogil:
+    return (op == GGML_OP_ROPE or op == GGML_OP_CONCAT or op == GGML_OP_REPEAT
+            or op == GGML_OP_PAD or op == GGML_OP_ARGSORT or op == GGML_OP_TOP_K
+            or op == GGML_OP_ARGMAX)
+
+
+cdef int ops2_compute(ggml_tensor * node, int ith, int nth, char * work) noexcept nogil:
+    cdef int op = node.op
+    if op == GGML_OP_ROPE:
+        return rope_compute(node, ith, nth, <float *> work)
+    if op == GGML_OP_CONCAT:
+        return concat_compute(node, ith, nth)
+    if op == GGML_OP_REPEAT:
+        return repeat_compute(node, ith, nth)
+    if op == GGML_OP_PAD:
+        return pad_compute(node, ith, nth)
+    if op == GGML_OP_ARGSORT:
+        return sort_compute(node, ith, nth, work, -1)
+    if op == GGML_OP_TOP_K:
+        return sort_compute(node, ith, nth, work, <int> node.ne[0])
+    return argmax_compute(node, ith, nth)
+
+
+cdef size_t ops2_work_bytes(ggml_tensor * t) noexcept nogil:
+    """Work bytes each thread needs: rope's cos/sin table, a sort's row buffers."""
+    if t.op == GGML_OP_ROPE:
+        return rope_work_bytes(t)
+    if t.op == GGML_OP_ARGSORT or t.op == GGML_OP_TOP_K:
+        return sort_work_bytes(t)
+    return 0
+
+
+cdef int ops2_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
+    """Threads for a node: rows are the unit; rope and sorts cost several times a copy
+    per element, so they take threads at a smaller size."""
+    cdef int64_t n, rows
+    cdef ggml_tensor * src0 = t.src[0]
+    if t.op == GGML_OP_ARGMAX:
+        rows = src0.ne[1]
+        n = core_nelements(src0) // MIN_ELEMENTS_PER_THREAD
+    elif t.op == GGML_OP_ARGSORT or t.op == GGML_OP_TOP_K:
+        rows = core_nrows(src0)
+        n = core_nelements(src0) // (MIN_ELEMENTS_PER_THREAD // 16)
+    elif t.op == GGML_OP_ROPE:
+        rows = core_nrows(t)
+        n = core_nelements(t) // (MIN_ELEMENTS_PER_THREAD // 4)
+    else:
+        rows = core_nrows(t)
+        n = core_nelements(t) // MIN_ELEMENTS_PER_THREAD
+    n = n if n < rows else rows
+    return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
+
+
+cdef bint ops2_check(ggml_tensor * t) noexcept nogil:
+    """The type combinations the ops2 kernels run (the builders check shapes and
+    parameters; the kernels check them again and refuse rather than misbehave)."""
+    cdef int op = t.op
+    cdef ggml_tensor * a = t.src[0]
+    if op == GGML_OP_ROPE:
+        return ((a.type == GGML_TYPE_F32 or a.type == GGML_TYPE_F16) and t.type == a.type
+                and t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32
+                and (t.src[2] == NULL or t.src[2].type == GGML_TYPE_F32))
+    if op == GGML_OP_CONCAT:
+        return (shp_type_ok(a.type) and t.src[1] != NULL and t.src[1].type == a.type
+                and t.type == a.type)
+    if op == GGML_OP_REPEAT or op == GGML_OP_PAD:
+        return shp_type_ok(a.type) and t.type == a.type
+    return a.type == GGML_TYPE_F32 and t.type == GGML_TYPE_I32
+# --- end issue 13 (ops2)
 
 
 # ----------------------------------------------------------------------------- reductions
@@ -270,6 +368,10 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
     if op == GGML_OP_FLASH_ATTN_EXT:             # issue 13 (ops3)
         fa_compute(node, ith, nth, <float *> work)
         return 0
+    if ops2_handles(op):                       # issue 13 (ops2)
+        return ops2_compute(node, ith, nth, work)
+    if on_is_op(op):                    # issue 13 (ops1): norms, softmax, GLU
+        return on_compute(node, ith, nth)
     if is_quant_copy(node):
         gcy_qcopy_part(node, node.src[0], ith, nth)
         return 0
@@ -422,7 +524,7 @@ cdef str tensor_label(ggml_tensor * t):
 cdef int check_node(ggml_tensor * t, bint need_data) except -1:
     """Raises when the CPU cannot run node t (no data, type combination not supported)."""
     cdef int op = t.op
-    cdef int i, t1
+    cdef int i, t1, rc
     if op < 0 or op >= GGML_OP_COUNT:
         raise ValueError(f"node {tensor_label(t)} has an unknown op {op}")
     if is_view_op(op):
@@ -445,14 +547,23 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
             raise ValueError(f"node {tensor_label(t)}: quantized weights "
                              f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
     elif op == GGML_OP_GET_ROWS:
-        ok = (t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32 and t.type == GGML_TYPE_F32
-              and t.nb[0] == 4 and gr_supported(t.src[0].type))
+        ok = (t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32 and t.nb[0] == 4
+              and ((t.type == GGML_TYPE_F32 and gr_supported(t.src[0].type))
+                   or (t.type == GGML_TYPE_I32 and t.src[0].type == GGML_TYPE_I32)))
         if ok and mmq_is_quantized(t.src[0].type) and \
                 t.src[0].nb[0] != <int64_t> mmq_block_bytes(t.src[0].type):
             raise ValueError(f"node {tensor_label(t)}: quantized table "
                              f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
     elif op == GGML_OP_SET_ROWS or op == GGML_OP_FLASH_ATTN_EXT:    # issue 13 (ops3)
         ok = check_rows_attn(t) == 0
+    elif ops2_handles(op):                     # issue 13 (ops2)
+        ok = ops2_check(t)
+    elif on_is_op(op):                  # issue 13 (ops1): norms, softmax, GLU
+        rc = on_check(t)
+        if rc == 2:
+            raise ValueError(f"node {tensor_label(t)}: shapes or parameters the CPU "
+                             f"{op_name(op).decode()} kernel does not take")
+        ok = rc == 0
     elif op == GGML_OP_MUL_MAT:
         ok = (t.src[1] != NULL and t.type == GGML_TYPE_F32 and t.nb[0] == 4
               and (t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F16)
@@ -514,8 +625,10 @@ cdef bint needs_temp(ggml_tensor * t) noexcept nogil:
             continue
         if not extents_overlap(t, s):
             continue
-        if (elementwise and s.data == t.data and s.type == t.type
-                and memcmp_ne_nb(s, t)):
+        # (the row ops of ops_norm.h read each element before writing it: an exact
+        # alias of src0 is safe for them too)
+        if ((elementwise or (i == 0 and on_is_op(t.op) and t.op != GGML_OP_GLU))
+                and s.data == t.data and s.type == t.type and memcmp_ne_nb(s, t)):
             continue
         return True
     return False
@@ -554,6 +667,13 @@ cdef int node_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
     if op == GGML_OP_GET_ROWS:
         n = core_nelements(t) // MIN_ELEMENTS_PER_THREAD
         rows = t.ne[1] * t.ne[2] * t.ne[3]
+        n = n if n < rows else rows
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
+    if ops2_handles(op):                       # issue 13 (ops2)
+        return ops2_tasks(t, n_threads)
+    if on_is_op(op):                    # issue 13 (ops1): a few flops per element
+        n = core_nelements(t.src[0]) // (MIN_ELEMENTS_PER_THREAD // 4)
+        rows = on_units(t)
         n = n if n < rows else rows
         return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if op == GGML_OP_ADD1:
@@ -712,6 +832,9 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                                   else fa_work_floats(nodes[i])) + 64)
                 if sz > p.per_thread_size:
                     p.per_thread_size = sz
+            sz = align64(ops2_work_bytes(nodes[i]))       # issue 13 (ops2)
+            if sz > p.per_thread_size:
+                p.per_thread_size = sz
             i += 1
     except BaseException:
         free(last_consumer)

@@ -19,7 +19,8 @@
  *            when max_bias > 0. One pass over the keys per query row with an online
  *            softmax (running maximum and sum), all in f32: q is not rounded to f16 and
  *            the V accumulator is f32 (ggml's GGML_PREC_F32 precision, for either prec).
- *            Threads split the query rows (n_q * n_head * batch).
+ *            Threads split the query rows (n_q * n_head * batch), taken so that rows
+ *            sharing a k/v head form tiles that widen each k/v row once.
  * Rows of k/v/q/b/a are read through their strides, so permuted views work. */
 #ifndef GGML_CY_OPS_ROWS_ATTN_H
 #define GGML_CY_OPS_ROWS_ATTN_H
@@ -111,9 +112,16 @@ static inline int sr_compute(const ggml_tensor * dst, int ith, int nth, float * 
 
 /* ------------------------------------------------------------------ FLASH_ATTN_EXT */
 
-/* Floats of per-thread scratch: a k row, a v row and the output accumulator. */
+/* Query rows are taken in the order (batch, k/v head, query, head within the group), so
+ * consecutive rows read the same k and v rows; a thread walks its share of rows in tiles of
+ * up to FA_TILE rows with one k/v head, widening each k and v row to f32 once per tile. */
+#define FA_TILE 16
+
+/* Floats of per-thread scratch: a k row, a v row, and per tile row its accumulator. */
 static inline size_t fa_work_floats(const ggml_tensor * dst) {
-    return (size_t)dst->src[1]->ne[0] + 2 * (size_t)dst->src[2]->ne[0] + 48;
+    const size_t dk = ((size_t)dst->src[1]->ne[0] + 15) & ~(size_t)15;
+    const size_t dv = ((size_t)dst->src[2]->ne[0] + 15) & ~(size_t)15;
+    return dk + dv + (size_t)FA_TILE * dv + 32;
 }
 
 static inline float fa_dot(const float * a, const float * b, int64_t n) {
@@ -135,12 +143,20 @@ static inline float fa_param(const ggml_tensor * dst, int i) {
     return f;
 }
 
+typedef struct {
+    int64_t iq1, iq2, iq3;
+    const float * q;
+    const uint16_t * mask;
+    float slope, M, S;
+} fa_row;
+
 static inline void fa_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
     const ggml_tensor * q = dst->src[0], * k = dst->src[1], * v = dst->src[2];
     const ggml_tensor * mask = dst->src[3];
     const int64_t DK = k->ne[0], DV = v->ne[0], n_kv = k->ne[1];
     const int64_t nq1 = q->ne[1], nq2 = q->ne[2], nq3 = q->ne[3];
-    const int64_t rk2 = nq2 / k->ne[2], rk3 = nq3 / k->ne[3];
+    const int64_t nk2 = k->ne[2];
+    const int64_t rk2 = nq2 / nk2, rk3 = nq3 / k->ne[3];
     const int64_t rv2 = nq2 / v->ne[2], rv3 = nq3 / v->ne[3];
     float scale = fa_param(dst, 0);
     const float max_bias = fa_param(dst, 1), softcap = fa_param(dst, 2);
@@ -149,63 +165,91 @@ static inline void fa_compute(const ggml_tensor * dst, int ith, int nth, float *
     const uint32_t n_head_log2 = n_head ? 1u << (uint32_t)floor(log2((double)n_head)) : 1u;
     const float m0 = powf(2.0f, -max_bias / (float)n_head_log2);
     const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float)n_head_log2);
+    const int64_t dvp = (DV + 15) & ~(int64_t)15;
     float * kbuf = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
     float * vbuf = kbuf + ((DK + 15) & ~(int64_t)15);
-    float * acc = vbuf + ((DV + 15) & ~(int64_t)15);
+    float * accs = vbuf + dvp;
+    fa_row rows[FA_TILE];
     const int64_t nr = nq1 * nq2 * nq3;
     const int64_t ir0 = nr * ith / nth, ir1 = nr * (ith + 1) / nth;
-    for (int64_t ir = ir0; ir < ir1; ir++) {
-        const int64_t iq3 = ir / (nq2 * nq1), iq2 = (ir / nq1) % nq2, iq1 = ir % nq1;
-        const uint32_t h = (uint32_t)iq2;
-        const float slope = max_bias > 0.0f
-            ? (h < n_head_log2 ? powf(m0, (float)(h + 1)) : powf(m1, (float)(2 * (h - n_head_log2) + 1)))
-            : 1.0f;
-        const float * pq = (const float *)((const char *)q->data + iq1 * q->nb[1] + iq2 * q->nb[2]
-                                           + iq3 * q->nb[3]);
-        const uint16_t * mp = mask ? (const uint16_t *)((const char *)mask->data + iq1 * mask->nb[1]
-                                     + (iq2 % mask->ne[2]) * mask->nb[2]
-                                     + (iq3 % mask->ne[3]) * mask->nb[3]) : NULL;
-        const char * kb = (const char *)k->data + (iq2 / rk2) * k->nb[2] + (iq3 / rk3) * k->nb[3];
-        const char * vb = (const char *)v->data + (iq2 / rv2) * v->nb[2] + (iq3 / rv3) * v->nb[3];
-        float S = 0.0f, M = -INFINITY;
-        for (int64_t d = 0; d < DV; d++) acc[d] = 0.0f;
-        for (int64_t ic = 0; ic < n_kv; ic++) {
-            const float mv = mp ? slope * kern_h2f(mp[ic]) : 0.0f;
-            if (mv == -INFINITY) continue;
-            float s;
-            if (k->type == GGML_TYPE_F32) {
-                s = fa_dot(pq, (const float *)(kb + ic * k->nb[1]), DK);
-            } else {
-                ra_row_to_f32(k->type, kb + ic * k->nb[1], kbuf, DK);
-                s = fa_dot(pq, kbuf, DK);
-            }
-            s *= scale;
-            if (softcap != 0.0f) s = softcap * tanhf(s);
-            s += mv;
-            float ms = 1.0f, vs = 1.0f;
-            if (s > M) {            /* a new maximum: rescale what was accumulated */
-                const float Mold = M;
-                M = s;
-                ms = expf(Mold - M);
-                if (ms != 1.0f)
-                    for (int64_t d = 0; d < DV; d++) acc[d] *= ms;
-            } else {
-                vs = expf(s - M);
-            }
-            const float * vr;
-            if (v->type == GGML_TYPE_F32) {
-                vr = (const float *)(vb + ic * v->nb[1]);
-            } else {
-                ra_row_to_f32(v->type, vb + ic * v->nb[1], vbuf, DV);
-                vr = vbuf;
-            }
-            for (int64_t d = 0; d < DV; d++) acc[d] += vs * vr[d];
-            S = S * ms + vs;
+    int64_t ir = ir0;
+    while (ir < ir1) {
+        /* gather a tile: rows of one (batch, k head, v head) */
+        int nt = 0;
+        int64_t ik2 = -1, ik3 = -1, iv2 = -1, iv3 = -1;
+        for (; ir < ir1 && nt < FA_TILE; ir++) {
+            /* ir = ((iq3 * nk2 + g) * nq1 + iq1) * rk2 + j, head iq2 = g * rk2 + j */
+            const int64_t j = ir % rk2, iq1 = (ir / rk2) % nq1;
+            const int64_t g = (ir / (rk2 * nq1)) % nk2, iq3 = ir / (rk2 * nq1 * nk2);
+            const int64_t iq2 = g * rk2 + j;
+            if (nt > 0 && (g != ik2 || iq3 / rk3 != ik3 || iq2 / rv2 != iv2 || iq3 / rv3 != iv3))
+                break;
+            ik2 = g; ik3 = iq3 / rk3; iv2 = iq2 / rv2; iv3 = iq3 / rv3;
+            fa_row * r = &rows[nt++];
+            r->iq1 = iq1; r->iq2 = iq2; r->iq3 = iq3;
+            const uint32_t h = (uint32_t)iq2;
+            r->slope = max_bias > 0.0f
+                ? (h < n_head_log2 ? powf(m0, (float)(h + 1))
+                                   : powf(m1, (float)(2 * (h - n_head_log2) + 1)))
+                : 1.0f;
+            r->q = (const float *)((const char *)q->data + iq1 * q->nb[1] + iq2 * q->nb[2]
+                                   + iq3 * q->nb[3]);
+            r->mask = mask ? (const uint16_t *)((const char *)mask->data + iq1 * mask->nb[1]
+                                                + (iq2 % mask->ne[2]) * mask->nb[2]
+                                                + (iq3 % mask->ne[3]) * mask->nb[3]) : NULL;
+            r->M = -INFINITY;
+            r->S = 0.0f;
         }
-        const float inv = S == 0.0f ? 0.0f : 1.0f / S;
-        float * out = (float *)((char *)dst->data + iq2 * dst->nb[1] + iq1 * dst->nb[2]
-                                + iq3 * dst->nb[3]);
-        for (int64_t d = 0; d < DV; d++) out[d] = acc[d] * inv;
+        for (int t = 0; t < nt; t++)
+            for (int64_t d = 0; d < DV; d++) accs[t * dvp + d] = 0.0f;
+        const char * kb = (const char *)k->data + ik2 * k->nb[2] + ik3 * k->nb[3];
+        const char * vb = (const char *)v->data + iv2 * v->nb[2] + iv3 * v->nb[3];
+        for (int64_t ic = 0; ic < n_kv; ic++) {
+            const float * kr = NULL, * vr = NULL;
+            for (int t = 0; t < nt; t++) {
+                fa_row * r = &rows[t];
+                const float mv = r->mask ? r->slope * kern_h2f(r->mask[ic]) : 0.0f;
+                if (mv == -INFINITY) continue;
+                if (kr == NULL) {       /* widen this key's k and v rows once per tile */
+                    if (k->type == GGML_TYPE_F32) {
+                        kr = (const float *)(kb + ic * k->nb[1]);
+                    } else {
+                        ra_row_to_f32(k->type, kb + ic * k->nb[1], kbuf, DK);
+                        kr = kbuf;
+                    }
+                    if (v->type == GGML_TYPE_F32) {
+                        vr = (const float *)(vb + ic * v->nb[1]);
+                    } else {
+                        ra_row_to_f32(v->type, vb + ic * v->nb[1], vbuf, DV);
+                        vr = vbuf;
+                    }
+                }
+                float s = fa_dot(r->q, kr, DK) * scale;
+                if (softcap != 0.0f) s = softcap * tanhf(s);
+                s += mv;
+                float * acc = accs + t * dvp;
+                float ms = 1.0f, vs = 1.0f;
+                if (s > r->M) {         /* a new maximum: rescale what was accumulated */
+                    const float Mold = r->M;
+                    r->M = s;
+                    ms = expf(Mold - s);
+                    if (ms != 1.0f)
+                        for (int64_t d = 0; d < DV; d++) acc[d] *= ms;
+                } else {
+                    vs = expf(s - r->M);
+                }
+                for (int64_t d = 0; d < DV; d++) acc[d] += vs * vr[d];
+                r->S = r->S * ms + vs;
+            }
+        }
+        for (int t = 0; t < nt; t++) {
+            const fa_row * r = &rows[t];
+            const float inv = r->S == 0.0f ? 0.0f : 1.0f / r->S;
+            float * out = (float *)((char *)dst->data + r->iq2 * dst->nb[1] + r->iq1 * dst->nb[2]
+                                    + r->iq3 * dst->nb[3]);
+            const float * acc = accs + t * dvp;
+            for (int64_t d = 0; d < DV; d++) out[d] = acc[d] * inv;
+        }
     }
 }
 #endif
