@@ -20,7 +20,7 @@
  *            f = m - 1, the series in s = f/(2+f) written as f - f^2/2 + s (f^2/2 + R(s^2))
  *            (the classic split that keeps f's bits);
  *   sin/cos  evaluated in double lanes: x = n pi/2 + r (pi/2 in a 33-bit and a tail part,
- *            exact for |x| < 2^17), degree-11/12 polynomials, one rounding to float; the
+ *            exact for |x| < 2^17), degree-9/10 polynomials, one rounding to float; the
  *            lanes with |x| >= 2^17 (and inf, NaN) take the C library's double sin/cos;
  *   tanh     odd degree-17 polynomial for |x| < 0.9, 1 - 2/(e^(2|x|) + 1) above;
  *   sigmoid  1/(1+e^-x) for x >= 0, e^x/(1+e^x) below (no cancellation, subnormal tails
@@ -357,18 +357,29 @@ static inline sm_vd sm_sincos_d(sm_vd x, int cosine) {
     sm_vd r = x - fn * SM_PIO2_1;
     r = r - fn * SM_PIO2_1T;
     sm_vd z = r * r;
-    sm_vd s = -0x1.a95eb7c148227p-26 * z + 0x1.71d763bc183ddp-19;
-    s = s * z - 0x1.a019f9243be48p-13;
-    s = s * z + 0x1.1111110c73973p-7;
-    s = s * z - 0x1.55555555520b6p-3;
+    sm_vd s = 0x1.6cce0cp-19 * z - 0x1.a00f6cp-13;      /* relative error 4e-9 */
+    s = s * z + 0x1.111108p-7;
+    s = s * z - 0x1.555556p-3;
     s = (r * z) * s + r;
-    sm_vd c = 0x1.1bbaac51f2ea3p-29 * z - 0x1.27dffdda9c546p-22;
-    c = c * z + 0x1.a019fa3cf30a3p-16;
-    c = c * z - 0x1.6c16c166fb0b0p-10;
-    c = c * z + 0x1.5555555552c08p-5;
+    sm_vd c = -0x1.241904p-22 * z + 0x1.a010c0p-16;      /* 7e-10 */
+    c = c * z - 0x1.6c16b8p-10;
+    c = c * z + 0x1.555556p-5;
     c = (z * z) * c + (1.0 - 0.5 * z);
     sm_vd v = sm_seld((q & 1) != 0, c, s);
     return (sm_vd)((sm_vul)v ^ ((sm_vul)(q & 2) << 62));
+}
+
+/* the lanes with |x| >= 2^17, inf or NaN: the C library in double (kept out of line so
+ * that the vector loop does not save its registers around a call) */
+__attribute__((noinline, cold)) static void sm_sincos_big(const sm_vfh * xf, sm_vfh * r,
+                                                          int cosine) {
+    for (int k = 0; k < SM_ND; k++) {
+        float v = (*xf)[k];
+        uint32_t b;
+        memcpy(&b, &v, 4);
+        if ((b & 0x7fffffffu) >= 0x48000000u)
+            (*r)[k] = (float)(cosine ? cos((double)v) : sin((double)v));
+    }
 }
 
 static inline sm_vfh sm_sincosf_h(sm_vfh xf, int cosine) {
@@ -383,10 +394,8 @@ static inline sm_vfh sm_sincosf_h(sm_vfh xf, int cosine) {
         sm_vih tiny = ia < 0x39800000;
         r = (sm_vfh)(((sm_vih)xf & tiny) | ((sm_vih)r & ~tiny));
     }
-    if (any_big) {
-        for (int k = 0; k < SM_ND; k++)
-            if (big[k]) r[k] = (float)(cosine ? cos((double)xf[k]) : sin((double)xf[k]));
-    }
+    if (__builtin_expect(any_big, 0))
+        sm_sincos_big(&xf, &r, cosine);
     return r;
 }
 
