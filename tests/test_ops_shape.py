@@ -278,6 +278,22 @@ def test_top_k(k, kind, n_threads):
     _same(_run(ctx, v, n_threads), want)
 
 
+@pytest.mark.parametrize("k", [1, 40, 64, 65, 300])
+@pytest.mark.parametrize("kind", ["normal", "ties", "nan", "ascending", "descending"])
+def test_top_k_long_rows(kind, k):
+    """Long rows: k <= 64 runs a selection buffer, larger k the full sort; ascending input
+    is the selection's worst case (every value enters)."""
+    rng = np.random.default_rng(k)
+    if kind in ("ascending", "descending"):
+        x = np.sort(rng.standard_normal((3, 5000)).astype(np.float32), axis=-1)
+        x = x if kind == "ascending" else x[:, ::-1].copy()
+        x[:, 100:110] = x[:, 100:101]            # a run of equal values
+    else:
+        x = _sort_data(rng, (3, 5000), kind)
+    got = ggml_cy.top_k(x, k, n_threads=2)
+    _same(got, _ref_argsort(x, True)[..., :k])
+
+
 def test_sort_bad_arguments():
     ctx = ggml_cy.Context(4 << 20)
     a = ctx.new_tensor(T.F32, (5, 2))

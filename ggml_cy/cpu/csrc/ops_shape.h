@@ -193,6 +193,22 @@ static inline void srt_sort(int32_t * idx, int32_t * tmp, const float * v, int64
     if (from != idx) memcpy(idx, from, (size_t)n * sizeof(int32_t));
 }
 
+/* The first k of the stable order of idx-free row v[0..n) into out (k small): a sorted
+ * buffer of the best k so far; a value enters only if it is strictly before the k-th
+ * (so among equal values the lower index stays), at the first place it is before.
+ * O(n + insertions * k): for k <= SRT_SMALL_K, cheaper than sorting the whole row. */
+#define SRT_SMALL_K 64
+static inline void srt_select(int32_t * out, const float * v, int64_t n, int64_t k, int desc) {
+    int64_t cur = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (cur == k && !srt_before(v, (int32_t)i, out[k - 1], desc)) continue;
+        int64_t p = cur < k ? cur : k - 1;      /* the slot freed at the end */
+        while (p > 0 && srt_before(v, (int32_t)i, out[p - 1], desc)) { out[p] = out[p - 1]; p--; }
+        out[p] = (int32_t)i;
+        if (cur < k) cur++;
+    }
+}
+
 /* Per-thread work bytes of ARGSORT / TOP_K: a row's values and two index arrays. */
 static inline size_t sort_work_bytes(const ggml_tensor * dst) {
     return (size_t)dst->src[0]->ne[0] * (sizeof(float) + 2 * sizeof(int32_t)) + 64;
@@ -221,7 +237,11 @@ static inline int sort_compute(const ggml_tensor * dst, int ith, int nth, char *
             v[i] = *(const float *)(src + i * a->nb[0]);
             idx[i] = (int32_t)i;
         }
-        srt_sort(idx, tmp, v, ne00, desc);
+        if (top_k >= 0 && top_k <= SRT_SMALL_K && top_k < ne00) {
+            if (top_k > 0) srt_select(idx, v, ne00, top_k, desc);
+        } else {
+            srt_sort(idx, tmp, v, ne00, desc);
+        }
         for (int64_t i = 0; i < nout; i++) *(int32_t *)(out + i * dst->nb[0]) = idx[i];
     }
     return 0;
