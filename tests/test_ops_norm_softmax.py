@@ -594,3 +594,16 @@ def test_eager_bad_arguments():
         ggml_cy.group_norm(x, 1)
     with pytest.raises(ValueError, match="n_groups"):
         ggml_cy.group_norm(np.ones((2, 2, 2)), 0)
+
+
+def test_empty_tensors_compute_without_error():
+    ctx = Context(1 << 20)
+    for ne in [(0, 3, 1, 1), (5, 0, 2, 1), (4, 2, 0, 1), (4, 2, 3, 0)]:
+        a = ctx.new_tensor(T.F32, ne)
+        rs = [ctx.norm(a, 1e-5), ctx.rms_norm(a, 1e-5), ctx.group_norm(a, 2, 1e-5),
+              ctx.soft_max(a), ctx.diag_mask_inf(a, 0), ctx.swiglu(a), ctx.reglu_split(a, a)]
+        g = ctx.new_graph()
+        for r in rs:
+            g.build_forward_expand(r)
+        g.compute(3)
+        assert rs[5].ne == (ne[0] // 2,) + ne[1:]

@@ -56,8 +56,51 @@ static inline int on_same_ne(const ggml_tensor * a, const ggml_tensor * b) {
 #define ON_AT(T, p, i, nb0) (*(T *)((char *)(p) + (int64_t)(i) * (nb0)))
 
 /* ----------------------------------------------------------------------------- norms
- * T: element type, R: the float type of mean/scale (float for f32, as ggml), SQ: sqrt. */
+ * T: element type, R: the float type of mean/scale (float for f32, as ggml), SQ: sqrt.
+ * Row helpers take the strides as arguments and are inlined twice: with the element size
+ * (contiguous rows: the compiler vectorizes the float loops) and with the real strides.
+ * Double sums run in 4 interleaved partial sums (a fixed order for every layout). */
+#define ON_INL static inline __attribute__((always_inline))
+#define ON_ROWS(T, CALL)                                                                  \
+    if (sb == (int64_t)sizeof(T) && db == (int64_t)sizeof(T)) {                            \
+        const int64_t sb_ = sizeof(T), db_ = sizeof(T); CALL;                              \
+    } else {                                                                               \
+        const int64_t sb_ = sb, db_ = db; CALL;                                            \
+    }
+
+#define ON_SUM4(EXPR)                                                                     \
+    double s0_ = 0.0, s1_ = 0.0, s2_ = 0.0, s3_ = 0.0;                                    \
+    int64_t i = 0;                                                                         \
+    for (; i + 4 <= n; i += 4) {                                                           \
+        { const int64_t k = i; s0_ += (double)(EXPR); }                                    \
+        { const int64_t k = i + 1; s1_ += (double)(EXPR); }                                \
+        { const int64_t k = i + 2; s2_ += (double)(EXPR); }                                \
+        { const int64_t k = i + 3; s3_ += (double)(EXPR); }                                \
+    }                                                                                      \
+    for (; i < n; i++) { const int64_t k = i; s0_ += (double)(EXPR); }                     \
+    const double sum = (s0_ + s1_) + (s2_ + s3_);
+
 #define ON_DEF_NORMS(tn, T, R, SQ)                                                        \
+ON_INL void on_norm_row_##tn(const char * x, int64_t sb, char * y, int64_t db, int64_t n, \
+                             R eps) {                                                      \
+    R mean;                                                                                \
+    {                                                                                      \
+        ON_SUM4(ON_AT(const T, x, k, sb))                                                  \
+        mean = (R)(sum / (double)n);                                                       \
+    }                                                                                      \
+    ON_SUM4(((R)ON_AT(const T, x, k, sb) - mean) * ((R)ON_AT(const T, x, k, sb) - mean))   \
+    const R scale = (R)1 / SQ((R)(sum / (double)n) + eps);                                 \
+    for (int64_t j = 0; j < n; j++)                                                        \
+        ON_AT(T, y, j, db) = (T)(((R)ON_AT(const T, x, j, sb) - mean) * scale);            \
+}                                                                                          \
+ON_INL void on_rms_norm_row_##tn(const char * x, int64_t sb, char * y, int64_t db,        \
+                                 int64_t n, R eps) {                                       \
+    ON_SUM4(ON_AT(const T, x, k, sb) * ON_AT(const T, x, k, sb))                           \
+    const R mean = (R)(sum / (double)n);                                                   \
+    const R scale = (R)1 / SQ(mean + eps);                                                 \
+    for (int64_t j = 0; j < n; j++)                                                        \
+        ON_AT(T, y, j, db) = (T)((R)ON_AT(const T, x, j, sb) * scale);                     \
+}                                                                                          \
 static void on_norm_##tn(const ggml_tensor * dst, int ith, int nth) {                    \
     const ggml_tensor * s = dst->src[0];                                                   \
     const R eps = (R)on_param_f32(dst, 0);                                                 \
@@ -69,16 +112,7 @@ static void on_norm_##tn(const ggml_tensor * dst, int ith, int nth) {           
         const int64_t i1 = ir % ne1, i2 = (ir / ne1) % ne2, i3 = ir / (ne1 * ne2);         \
         const char * x = ON_PTR(s, i1, i2, i3);                                            \
         char * y = ON_PTR(dst, i1, i2, i3);                                                \
-        double sum = 0.0, sum2 = 0.0;                                                      \
-        for (int64_t i = 0; i < n; i++) sum += (double)ON_AT(const T, x, i, sb);           \
-        const R mean = (R)(sum / (double)n);                                               \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            const R v = (R)ON_AT(const T, x, i, sb) - mean;                                \
-            sum2 += (double)(v * v);                                                       \
-        }                                                                                  \
-        const R scale = (R)1 / SQ((R)(sum2 / (double)n) + eps);                            \
-        for (int64_t i = 0; i < n; i++)                                                    \
-            ON_AT(T, y, i, db) = (T)(((R)ON_AT(const T, x, i, sb) - mean) * scale);        \
+        ON_ROWS(T, on_norm_row_##tn(x, sb_, y, db_, n, eps))                               \
     }                                                                                      \
 }                                                                                          \
 static void on_rms_norm_##tn(const ggml_tensor * dst, int ith, int nth) {                \
@@ -92,15 +126,7 @@ static void on_rms_norm_##tn(const ggml_tensor * dst, int ith, int nth) {       
         const int64_t i1 = ir % ne1, i2 = (ir / ne1) % ne2, i3 = ir / (ne1 * ne2);         \
         const char * x = ON_PTR(s, i1, i2, i3);                                            \
         char * y = ON_PTR(dst, i1, i2, i3);                                                \
-        double sum = 0.0;                                                                  \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            const T v = ON_AT(const T, x, i, sb);                                          \
-            sum += (double)(v * v);                                                        \
-        }                                                                                  \
-        const R mean = (R)(sum / (double)n);                                               \
-        const R scale = (R)1 / SQ(mean + eps);                                             \
-        for (int64_t i = 0; i < n; i++)                                                    \
-            ON_AT(T, y, i, db) = (T)((R)ON_AT(const T, x, i, sb) * scale);                 \
+        ON_ROWS(T, on_rms_norm_row_##tn(x, sb_, y, db_, n, eps))                           \
     }                                                                                      \
 }                                                                                          \
 static void on_group_norm_##tn(const ggml_tensor * dst, int ith, int nth) {              \
@@ -182,6 +208,30 @@ static inline float on_alibi_slope(float max_bias, uint32_t n_head, uint32_t h) 
 }
 
 #define ON_DEF_SOFTMAX(tn, T, EXP)                                                         \
+ON_INL void on_soft_max_row_##tn(const char * x, int64_t sb, char * y, int64_t db,        \
+                                 int64_t n, T scale, T slope, const char * mp, int64_t mb, \
+                                 int m16) {                                                \
+    T mx = (T)(-INFINITY);                                                                 \
+    if (mp == NULL) {                                                                      \
+        for (int64_t j = 0; j < n; j++) {                                                  \
+            const T w = ON_AT(const T, x, j, sb) * scale;                                  \
+            ON_AT(T, y, j, db) = w;                                                        \
+            mx = w > mx ? w : mx;                                                          \
+        }                                                                                  \
+    } else {                                                                               \
+        for (int64_t j = 0; j < n; j++) {                                                  \
+            const T w = ON_AT(const T, x, j, sb) * scale                                   \
+                + slope * (T)(m16 ? kern_h2f(ON_AT(const uint16_t, mp, j, mb))             \
+                                  : ON_AT(const float, mp, j, mb));                        \
+            ON_AT(T, y, j, db) = w;                                                        \
+            mx = w > mx ? w : mx;                                                          \
+        }                                                                                  \
+    }                                                                                      \
+    for (int64_t j = 0; j < n; j++) ON_AT(T, y, j, db) = EXP(ON_AT(T, y, j, db) - mx);    \
+    ON_SUM4(ON_AT(T, y, k, db))                                                            \
+    const T inv = (T)(1.0 / sum);                                                          \
+    for (int64_t j = 0; j < n; j++) ON_AT(T, y, j, db) *= inv;                             \
+}                                                                                          \
 static void on_soft_max_##tn(const ggml_tensor * dst, int ith, int nth) {                \
     const ggml_tensor * s = dst->src[0], * m = dst->src[1];                                \
     const T scale = (T)on_param_f32(dst, 0);                                               \
@@ -198,22 +248,7 @@ static void on_soft_max_##tn(const ggml_tensor * dst, int ith, int nth) {       
         char * y = ON_PTR(dst, i1, i2, i3);                                                \
         const char * mp = m ? ON_PTR(m, i1, i2 % me2, i3 % me3) : NULL;                    \
         const T slope = (T)on_alibi_slope(max_bias, (uint32_t)ne2, (uint32_t)i2);          \
-        T mx = (T)(-INFINITY);                                                             \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            T w = ON_AT(const T, x, i, sb) * scale;                                        \
-            if (mp) w += slope * (T)(m16 ? kern_h2f(ON_AT(const uint16_t, mp, i, mb))       \
-                                         : ON_AT(const float, mp, i, mb));                 \
-            ON_AT(T, y, i, db) = w;                                                        \
-            mx = w > mx ? w : mx;                                                          \
-        }                                                                                  \
-        double sum = 0.0;                                                                  \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            const T e = EXP(ON_AT(T, y, i, db) - mx);                                      \
-            ON_AT(T, y, i, db) = e;                                                        \
-            sum += (double)e;                                                              \
-        }                                                                                  \
-        const T inv = (T)(1.0 / sum);                                                      \
-        for (int64_t i = 0; i < n; i++) ON_AT(T, y, i, db) *= inv;                         \
+        ON_ROWS(T, on_soft_max_row_##tn(x, sb_, y, db_, n, scale, slope, mp, mb, m16))     \
     }                                                                                      \
 }
 
