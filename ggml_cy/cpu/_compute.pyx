@@ -627,7 +627,9 @@ cdef bint needs_temp(ggml_tensor * t) noexcept nogil:
             continue
         # (the row ops of ops_norm.h read each element before writing it: an exact
         # alias of src0 is safe for them too)
-        if ((elementwise or (i == 0 and on_is_op(t.op) and t.op != GGML_OP_GLU))
+        # (ops2) rope reads each pair before writing it: the same holds for it
+        if ((elementwise or (i == 0 and on_is_op(t.op) and t.op != GGML_OP_GLU)
+                or (i == 0 and t.op == GGML_OP_ROPE))
                 and s.data == t.data and s.type == t.type and memcmp_ne_nb(s, t)):
             continue
         return True
