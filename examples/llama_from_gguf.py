@@ -7,7 +7,7 @@ ggml_cy.models.llama, generate tokens greedily and print the speed.
 The file (``write_random_model``: llama.cpp's keys and tensor names, 2-D weights in the
 chosen type) is an ordinary llama-architecture GGUF model: point ``LlamaModel`` at any
 other (token ids in, logits out; no tokenizer). The model runs on the CPU: the CUDA
-backend has no rms_norm, rope_ext, set_rows and flash_attn_ext kernels yet.
+backend has no rms_norm, rope_ext, set_rows, flash_attn_ext and GLU kernels yet.
 """
 import argparse
 import os

@@ -236,6 +236,9 @@ def test_rope_in_a_graph_with_elementwise_ops(fuse):
     a2, b2 = _tensor(ctx2, x, T.F32), _tensor(ctx2, pos, T.I32)
     ri = ctx2.rope_ext_inplace(a2, b2, None, 16, 0)
     assert ri.view_src is not None
+    g2 = ctx2.new_graph()
+    g2.build_forward_expand(ri)
+    assert [s[0] for s in g2.plan(2, fuse=fuse).steps] == ["node"]   # no temporary copy
     _run(ctx2, ri, 2, fuse=fuse)
     assert nmse(a2.numpy().reshape(x.shape), rope_ref(x, pos, 16, 0)) < NMSE_F32
     ctx3 = ggml_cy.Context(8 << 20)

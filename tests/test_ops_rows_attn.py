@@ -410,7 +410,7 @@ def mm_ref(a, b):
 
 
 @pytest.mark.parametrize("n_threads", [1, 3])
-@pytest.mark.parametrize("t", [T.F32, T.F16, T.Q8_0, T.Q4_0, T.Q4_K, T.Q6_K],
+@pytest.mark.parametrize("t", [T.F32, T.F16, T.BF16, T.Q8_0, T.Q4_0, T.Q4_K, T.Q6_K],
                          ids=lambda t: t.name)
 def test_mul_mat_broadcast_dims_2_3(t, n_threads):
     # a [K, M, 2, 3] against b [K, N, 8, 6]: r2 = 4 (GQA), r3 = 2
@@ -436,7 +436,7 @@ def test_mul_mat_broadcast_dims_2_3(t, n_threads):
     assert nmse(r.numpy(4), want) < tol
 
 
-@pytest.mark.parametrize("t", [T.F32, T.F16, T.Q8_0], ids=lambda t: t.name)
+@pytest.mark.parametrize("t", [T.F32, T.F16, T.BF16, T.Q8_0], ids=lambda t: t.name)
 def test_mul_mat_attention_layout(t):
     # kq = mul_mat(k, q) with k [D, Nkv, Hk] a permuted cache view and q [D, Nq, H] a
     # permuted view: the layout llama.cpp's non-flash attention uses (H = 4 Hk)
@@ -796,3 +796,17 @@ def test_get_rows_transposed_table(t):
     r = ctx.get_rows(a, put(ctx, ids))
     run(ctx, r, 2)
     np.testing.assert_array_equal(r.numpy(), as_type_values(stored, t).T[ids])
+
+
+def test_cuda_library_refuses_these_ops():
+    # no CUDA kernels yet: the CUDA backend's supports_op says no (its graph_compute then
+    # fails with "op N has no CUDA kernel", a clear error)
+    try:
+        from ggml_cy.cuda import _cuda
+        from ggml_cy.graph import _graph
+        ok = [_cuda.supports_op(_graph.OPS["FLASH_ATTN_EXT"], int(T.F32), int(T.F32),
+                                int(T.F16)),
+              _cuda.supports_op(_graph.OPS["SET_ROWS"], int(T.F16), int(T.F32), int(T.I64))]
+    except (ImportError, OSError, RuntimeError) as e:
+        pytest.skip(f"no CUDA library: {e}")
+    assert ok == [False, False]

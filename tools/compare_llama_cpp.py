@@ -13,9 +13,15 @@ one's NMSE against the float64 reference on the file's (dequantized) weights.
     python tools/compare_llama_cpp.py [--types q8_0,q4_k] [--threads 2] [--tokens 24]
                                       [--json out.json]
 
-Both sides use an f16 KV cache (llama.cpp's default) and all prompt positions' logits.
-Exit status 0 when every type passes: top-1 identical at every position and NMSE between
-the two below --max-nmse (default 1e-3); 1 otherwise; 2 when llama-cpp-python is missing.
+Both sides use an f16 KV cache (llama.cpp's default) and all prompt positions' logits;
+llama.cpp runs with llama-cpp-python's defaults otherwise (no flash attention).
+A type passes when the NMSE between the two is below --max-nmse (default 1e-3) and the
+top-1 token is identical at every *decided* position: one where the float64 reference's
+top-2 gap exceeds 3x the RMS difference between the two implementations' logits there
+(random weights give near-ties, where either side's rounding picks the token); the raw
+count of identical top-1 tokens and the reference's gaps where they differ are printed
+too. Exit status 0 when every type passes, 1 otherwise, 2 when llama-cpp-python is
+missing.
 """
 import argparse
 import json
@@ -75,18 +81,36 @@ def main(argv=None):
             ref = R.RefLlama(weights, hp).eval(tokens)
             ours = LlamaModel(path, n_threads=a.threads).eval(tokens).astype(np.float64)
             theirs, version = llama_cpp_logits(path, tokens, a.threads)
-            top1 = bool((ours.argmax(1) == theirs.argmax(1)).all())
-            row = {"type": wt, "top1_identical": top1,
-                   "top1_agree": int((ours.argmax(1) == theirs.argmax(1)).sum()),
-                   "positions": len(tokens), "nmse_vs_llama_cpp": R.nmse(ours, theirs),
+            agree = ours.argmax(1) == theirs.argmax(1)
+            # a position is decided when the float64 reference's top-2 gap exceeds 3x the
+            # RMS difference between the two implementations' logits there (else the two
+            # are within each other's rounding of a tie)
+            top2 = np.sort(ref, axis=1)[:, -2:]
+            gap = top2[:, 1] - top2[:, 0]
+            noise = np.sqrt(np.mean((ours - theirs) ** 2, axis=1))
+            decided = gap > 3 * noise
+            row = {"type": wt, "positions": len(tokens),
+                   "top1_agree": int(agree.sum()),
+                   "top1_identical": bool(agree.all()),
+                   "decided_positions": int(decided.sum()),
+                   "top1_identical_where_decided": bool(agree[decided].all()),
+                   "ref_gaps_where_top1_differs": [round(float(g), 4) for g in gap[~agree]],
+                   "top1_agree_with_f64": [int((ours.argmax(1) == ref.argmax(1)).sum()),
+                                           int((theirs.argmax(1) == ref.argmax(1)).sum())],
+                   "nmse_vs_llama_cpp": R.nmse(ours, theirs),
+                   "nmse_first_position": R.nmse(ours[:1], theirs[:1]),
                    "nmse_ggml_cy_vs_f64": R.nmse(ours, ref),
                    "nmse_llama_cpp_vs_f64": R.nmse(theirs, ref),
                    "llama_cpp_python": version}
-            row["pass"] = top1 and row["nmse_vs_llama_cpp"] < a.max_nmse
+            row["pass"] = (row["top1_identical_where_decided"]
+                           and row["nmse_vs_llama_cpp"] < a.max_nmse)
             ok &= row["pass"]
             rows.append(row)
-            print(f"{wt:5s} top-1 {row['top1_agree']}/{len(tokens)}  NMSE vs llama.cpp "
-                  f"{row['nmse_vs_llama_cpp']:.2e}  vs float64: ggml_cy "
+            print(f"{wt:5s} top-1 {row['top1_agree']}/{len(tokens)} (all {row['decided_positions']}"
+                  f" decided: {'yes' if row['top1_identical_where_decided'] else 'NO'}; gaps "
+                  f"where they differ {row['ref_gaps_where_top1_differs']})  NMSE vs llama.cpp "
+                  f"{row['nmse_vs_llama_cpp']:.2e} (first position "
+                  f"{row['nmse_first_position']:.1e})  vs float64: ggml_cy "
                   f"{row['nmse_ggml_cy_vs_f64']:.2e}, llama.cpp "
                   f"{row['nmse_llama_cpp_vs_f64']:.2e}  {'PASS' if row['pass'] else 'FAIL'}",
                   flush=True)

@@ -268,6 +268,13 @@ OPS = (
        doc="gated linear unit act(x) * g: reglu, geglu, swiglu, geglu_erf, geglu_quick"),
 )
 
+# --- issue 14: SIMD math rows (math). (formula, compute type) pairs whose contiguous rows
+# run the vectorized functions of cpu/csrc/simd_math.h (sm_row_<formula>_<type>); their
+# scalar kern_<formula>_<type> is the same code on one element, so every layout agrees.
+SIMD_ROWS = frozenset([("exp", "f32"), ("log", "f32"), ("sin", "f32"), ("cos", "f32"),
+                       ("tanh", "f32"), ("sigmoid", "f32"), ("silu", "f32")])
+# --- end issue 14 (math)
+
 BY_NAME = {o.name: o for o in OPS}
 _NUMBER = {o.name: i for i, o in enumerate(OPS)}
 

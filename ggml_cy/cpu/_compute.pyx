@@ -566,7 +566,8 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
         ok = rc == 0
     elif op == GGML_OP_MUL_MAT:
         ok = (t.src[1] != NULL and t.type == GGML_TYPE_F32 and t.nb[0] == 4
-              and (t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F16)
+              and (t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F16
+                   or t.src[0].type == GGML_TYPE_BF16)      # bf16: issue 13 (ops3)
               and t.src[1].type == GGML_TYPE_F32)
     elif op == GGML_OP_SUM or op == GGML_OP_SUM_ROWS or op == GGML_OP_MEAN:
         ok = ((t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F64)
@@ -627,7 +628,9 @@ cdef bint needs_temp(ggml_tensor * t) noexcept nogil:
             continue
         # (the row ops of ops_norm.h read each element before writing it: an exact
         # alias of src0 is safe for them too)
-        if ((elementwise or (i == 0 and on_is_op(t.op) and t.op != GGML_OP_GLU))
+        # (ops2) rope reads each pair before writing it: the same holds for it
+        if ((elementwise or (i == 0 and on_is_op(t.op) and t.op != GGML_OP_GLU)
+                or (i == 0 and t.op == GGML_OP_ROPE))
                 and s.data == t.data and s.type == t.type and memcmp_ne_nb(s, t)):
             continue
         return True

@@ -11,7 +11,8 @@ Rules (ggml's):
   * logical and relational ops give BOOL results;
   * ``*_inplace`` forms return a view of a and write into a's memory;
   * mul_mat: a is [K, M], b is [K, N], the result [M, N] f32, batched over dims 2 and 3
-    with a repeated (``b.ne[2] % a.ne[2] == 0``, same for dim 3); a f32 or f16, b f32.
+    with a repeated (``b.ne[2] % a.ne[2] == 0``, same for dim 3); a f32, f16, bf16 or
+    quantized, b f32.
 """
 from ggml_cy.core import _core, optable
 from ggml_cy.graph import _graph
@@ -280,8 +281,8 @@ class Context(_core.Context):
 
     # ------------------------------------------------------------------ matrix product
     def mul_mat(self, a, b):
-        """ggml_mul_mat: a [K, M] (f32 or f16), b [K, N] (f32) -> [M, N] f32, where
-        result[n][m] = sum_k a[m][k] * b[n][k] (numpy: ``b @ a.T``), batched over dims 2
+        """ggml_mul_mat: a [K, M] (f32, f16, bf16 or quantized), b [K, N] (f32) -> [M, N]
+        f32, where result[n][m] = sum_k a[m][k] * b[n][k] (numpy: ``b @ a.T``), batched over dims 2
         and 3 with each a matrix repeated over b.ne[2]/a.ne[2] consecutive batches."""
         a = _tensor(a, "mul_mat: a")
         b = _tensor(b, "mul_mat: b")
@@ -296,9 +297,10 @@ class Context(_core.Context):
             raise ValueError(f"mul_mat: a {_shape(a)} is transposed; use ctx.cont(a) first "
                              "(as ggml requires)")
         quantized = GGMLType(a.type).is_quantized
-        if b.type != GGMLType.F32 or not (a.type in (GGMLType.F32, GGMLType.F16) or (
+        if b.type != GGMLType.F32 or not (a.type in (GGMLType.F32, GGMLType.F16,
+                                                     GGMLType.BF16) or (
                 quantized and _quant_ops.mul_mat_supported(int(a.type)))):
-            raise TypeError(f"mul_mat: a must be f32 or f16 (or quantized with a kernel: "
+            raise TypeError(f"mul_mat: a must be f32 or f16 (or bf16, or quantized with a kernel: "
                             f"{_quant_mm_types()}) and b f32, got a "
                             f"{GGMLType(a.type).name} {_shape(a)}, b "
                             f"{GGMLType(b.type).name} {_shape(b)}")

@@ -27,8 +27,8 @@ which is llama.cpp's graph for this architecture (rope type "normal": adjacent p
 each head, as llama.cpp's converter permutes q/k for). Errors: ``LlamaFormatError`` (a
 ValueError) for a file that is not a usable llama model (missing or bad keys, missing
 tensors, wrong shapes or types), ValueError/TypeError for bad token ids or arguments.
-The CUDA backend has no kernels for rms_norm, rope_ext and flash_attn_ext yet, so the
-runner places weights on the CPU only.
+The CUDA backend has no kernels for rms_norm, rope_ext, set_rows, flash_attn_ext and
+the GLU ops yet, so the runner places weights on the CPU only.
 """
 from __future__ import annotations
 
