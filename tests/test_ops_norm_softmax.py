@@ -17,6 +17,7 @@ import ggml_cy
 from ggml_cy import Context, GGMLType as T
 from ggml_cy.core import optable
 from ggml_cy.graph import _graph
+from _graph_helpers import compute
 
 NMSE = {T.F32: 1e-7, T.F64: 1e-20, T.F16: 1e-6}
 NP = {T.F32: np.float32, T.F64: np.float64, T.F16: np.float16}
@@ -42,11 +43,7 @@ def rand(rng, ne, t, scale=1.0):
     return (rng.standard_normal(tuple(reversed(ne))) * scale).astype(NP[t])
 
 
-def run(ctx, r, n_threads=1, fuse=True):
-    g = ctx.new_graph()
-    g.build_forward_expand(r)
-    g.compute(n_threads, fuse=fuse)
-    return g
+run = compute
 
 
 # ------------------------------------------------------------------ float64 references

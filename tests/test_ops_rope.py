@@ -12,6 +12,7 @@ import pytest
 import ggml_cy
 from ggml_cy import GGMLType as T
 from ggml_cy.graph import _graph
+from _graph_helpers import result_of, tensor_of
 
 NMSE_F32 = 1e-7
 NMSE_F16 = 1e-6
@@ -69,17 +70,8 @@ def nmse(got, want):
 
 
 # ----------------------------------------------------------------------------- graph helpers
-def _tensor(ctx, arr, t):
-    ten = ctx.new_tensor(t, tuple(reversed(arr.shape)))
-    ten.numpy()[...] = arr.reshape(ten.numpy().shape)
-    return ten
-
-
-def _run(ctx, r, n_threads=1, fuse=True):
-    g = ctx.new_graph()
-    g.build_forward_expand(r)
-    g.compute(n_threads, fuse=fuse)
-    return r.numpy().copy()
+_tensor = tensor_of
+_run = result_of
 
 
 def _inputs(rng, shape, dtype, n_tok, spread=300):

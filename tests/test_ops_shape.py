@@ -8,22 +8,14 @@ import pytest
 import ggml_cy
 from ggml_cy import GGMLType as T
 from ggml_cy.graph import _graph
+from _graph_helpers import result_of, tensor_of
 
 NP = {T.F32: np.float32, T.F16: np.float16, T.I32: np.int32, T.I16: np.int16,
       T.I8: np.int8, T.F64: np.float64}
 
 
-def _tensor(ctx, arr, t):
-    ten = ctx.new_tensor(t, tuple(reversed(arr.shape)))
-    ten.numpy()[...] = arr.reshape(ten.numpy().shape)
-    return ten
-
-
-def _run(ctx, r, n_threads=1, fuse=True):
-    g = ctx.new_graph()
-    g.build_forward_expand(r)
-    g.compute(n_threads, fuse=fuse)
-    return r.numpy().copy()
+_tensor = tensor_of
+_run = result_of
 
 
 def _rand(rng, shape, t):
