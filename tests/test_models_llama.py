@@ -226,6 +226,12 @@ def test_bad_arguments(models):
         LlamaModel(path, n_ctx=0)
     with pytest.raises((ValueError, TypeError)):
         LlamaModel(path, n_threads=0)
+    with pytest.raises(ValueError, match="backend must be 'cpu' or 'cuda'"):
+        LlamaModel(path, backend="metal")
+    with pytest.raises(ValueError, match="backend"):
+        LlamaModel(path, backend=None)
+    with pytest.raises(ValueError, match="device"):
+        LlamaModel(path, backend="cuda", device=-1)
     m = LlamaModel(path, n_ctx=8)
     with pytest.raises(ValueError, match=r"token ids must be in \[0, 300\)"):
         m.eval([1, 300])
@@ -259,6 +265,45 @@ def test_bad_arguments(models):
         m2.eval([1])
     with pytest.raises(RuntimeError, match="closed"):
         m2.eval([1])
+
+
+def test_cuda_backend_absent_is_a_clear_error(models):
+    import ggml_cy.cuda
+    if ggml_cy.cuda.is_available():
+        pytest.skip("a CUDA device is present (tests/test_models_llama_gpu.py runs it)")
+    path, _ = models["F16"]
+    with pytest.raises(RuntimeError, match="ggml_cy.cuda is not available"):
+        LlamaModel(path, backend="CUDA")
+
+
+def test_bf16_weights_stay_bf16_on_the_cpu(models):
+    path, _ = models["BF16"]
+    m = LlamaModel(path)
+    assert m.weight_types == ["BF16", "F32"]
+    assert m.gw["blk.0.attn_q.weight"].type.name == "BF16"     # no f32 copy at load
+
+
+def test_hf_layout_weights(models):
+    """hf_llama_weights un-permutes q/k: HF's rotate_half rope on its rows equals ggml's
+    adjacent-pair rope on the file's rows (checked on one head's projection)."""
+    path, weights = models["F32"]
+    cfg, st = llama.hf_llama_weights(path)
+    assert cfg["num_key_value_heads"] == HP.n_head_kv and cfg["vocab_size"] == HP.n_vocab
+    assert len(st) == 3 + 9 * HP.n_layer
+    np.testing.assert_array_equal(st["model.layers.1.mlp.down_proj.weight"],
+                                  weights["blk.1.ffn_down.weight"])
+    x = np.random.default_rng(0).standard_normal(HP.n_embd)
+    hd, pos = HP.head_dim, np.array([5])
+    q_gg = (weights["blk.0.attn_q.weight"] @ x).reshape(1, HP.n_head, hd)
+    want = R._rope_normal(q_gg, pos, hd, HP.rope_base)[0]
+    q_hf = (st["model.layers.0.self_attn.q_proj.weight"] @ x).reshape(HP.n_head, hd)
+    inv = HP.rope_base ** (-np.arange(0, hd, 2) / hd)
+    ang = np.concatenate([5 * inv, 5 * inv])
+    rot = np.concatenate([-q_hf[:, hd // 2:], q_hf[:, :hd // 2]], axis=1)
+    got = q_hf * np.cos(ang) + rot * np.sin(ang)
+    # same values, HF order: pairs (i, i + hd/2) hold what GGUF keeps at (2i, 2i+1)
+    np.testing.assert_allclose(got[:, :hd // 2], want[:, 0::2], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got[:, hd // 2:], want[:, 1::2], rtol=1e-6, atol=1e-6)
 
 
 # ---------------------------------------------------------------------- example, tool
