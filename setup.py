@@ -305,6 +305,10 @@ def level_variants(exts):
                 with open(dst, "wb") as f:   # rewritten only on change: mtimes stay stable
                     f.write(code)
             out.append(Extension(variant_name(ext.name, level), [dst],
+                                 # (ops2) the base module's dependencies (cythonize
+                                 # lists the C headers it includes): a header-only
+                                 # change leaves dst's text and time as they were
+                                 depends=list(getattr(ext, "depends", [])) + [c_src],
                                  include_dirs=ext.include_dirs,
                                  define_macros=ext.define_macros,
                                  extra_compile_args=flags + CFLAGS,

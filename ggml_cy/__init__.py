@@ -71,8 +71,14 @@ from ggml_cy.expr import evaluate  # noqa: E402
 from ggml_cy.quants import quantize, dequantize  # noqa: E402
 # quantized weights: mul_mat (b @ dequantize(a).T, ggml's integer dots) and get_rows
 from ggml_cy.quants import mul_mat, get_rows  # noqa: E402
+# --- issue 13: rope / argsort / top_k / argmax, numpy-style (ops2)
+from ggml_cy.ufuncs.ops_rope_sort import rope, argsort, top_k, argmax  # noqa: E402
+# --- end issue 13 (ops2)
 # build and CPU report
 from ggml_cy._config import show_config  # noqa: E402
+# --- issue 13: norms / softmax / GLU as numpy-style functions (ops1)
+from ggml_cy.ufuncs.nn import (  # noqa: E402
+    rms_norm, layer_norm, group_norm, softmax, swiglu, geglu, reglu, geglu_erf, geglu_quick)
 
 __all__ = [
     "__version__",
@@ -89,6 +95,10 @@ __all__ = [
     *_ufuncs_all,
     "Graph", "Plan", "evaluate", "backend",
     "quantize", "show_config",
+    "rope", "argsort", "top_k", "argmax",  # issue 13 (ops2)
+    # --- issue 13 (ops1)
+    "rms_norm", "layer_norm", "group_norm", "softmax",
+    "swiglu", "geglu", "reglu", "geglu_erf", "geglu_quick",
 ]
 
 

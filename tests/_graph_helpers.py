@@ -28,6 +28,19 @@ def compute(ctx, t, n_threads=1, fuse=True):
     return g
 
 
+def tensor_of(ctx, arr, t):
+    """A new tensor of ggml type t in ctx holding arr (numpy order: ne reversed)."""
+    ten = ctx.new_tensor(t, tuple(reversed(arr.shape)))
+    ten.numpy()[...] = arr.reshape(ten.numpy().shape)
+    return ten
+
+
+def result_of(ctx, r, n_threads=1, fuse=True):
+    """Computes r's graph and returns a copy of r's data."""
+    compute(ctx, r, n_threads, fuse)
+    return r.numpy().copy()
+
+
 def assert_bitwise(got, want):
     got = np.asarray(got)
     want = np.asarray(want)

@@ -67,6 +67,9 @@ res = {
   "max": ggml_cy.maximum(a32, b32).tobytes().hex(),
   "eval": ggml_cy.evaluate("a*b-a/b", a=a32, b=b32).tobytes().hex(),
 }
+# issue 14 (math): the vectorized float32 math functions (compared by MATH_RULE below)
+for f in ("exp", "log", "sin", "cos", "tanh", "sigmoid", "silu"):
+    res["m_" + f] = getattr(ggml_cy, f)(a32 * 30).tobytes().hex()
 ctx = ggml_cy.Context(1 << 22)
 x = ctx.tensor_from(a32.reshape(1, -1)[:, :4096].reshape(64, 64))
 y = ctx.tensor_from(b32[:4096].reshape(64, 64))
@@ -122,8 +125,29 @@ def test_each_level_loads_its_build_and_agrees_bitwise():
     base = results["baseline"]["res"]
     for lv, r in results.items():
         for k, v in r["res"].items():
+            if k.startswith("m_"):
+                continue
             assert v == base[k], f"{k} differs between baseline and {lv}"
+    _check_math_levels({lv: r["res"] for lv, r in results.items()})
     assert _probe(None)["level"] == levels[-1]           # default: the best the CPU has
+
+
+def _check_math_levels(res):
+    """The SIMD math functions (csrc/simd_math.h, README "Math functions"): avx2 and avx512
+    agree bit for bit (the same operations, FMA contracted alike); the baseline has no FMA
+    (and computes sigmoid/silu in double lanes), so it may differ from them by 1 ulp, no more."""
+    import numpy as np
+    fast = [lv for lv in res if lv != "baseline"]
+    for k in [k for k in res["baseline"] if k.startswith("m_")]:
+        arrs = {lv: np.frombuffer(bytes.fromhex(res[lv][k]), np.int32).astype(np.int64)
+                for lv in res}
+        for lv in fast[1:]:
+            assert np.array_equal(arrs[lv], arrs[fast[0]]), f"{k}: {lv} != {fast[0]}"
+        for lv in fast:
+            ia, ib = arrs[lv], arrs["baseline"]
+            ia = np.where(ia < 0, -(ia & 0x7fffffff), ia)
+            ib = np.where(ib < 0, -(ib & 0x7fffffff), ib)
+            assert np.abs(ia - ib).max() <= 1, f"{k}: baseline vs {lv} beyond 1 ulp"
 
 
 def test_show_config_names_the_level_in_use():

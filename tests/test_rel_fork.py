@@ -3,20 +3,11 @@ os.fork() or by multiprocessing ("fork", "spawn", "forkserver") runs ggml_cy rig
 multithreaded and bitwise correct. Each scenario runs in a fresh interpreter under a
 timeout, so a hang (what GNU OpenMP's pool did after fork) fails instead of blocking CI."""
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-import ggml_cy
-
-# The child imports the ggml_cy these tests import (an in-place build or an install): it runs
-# in the folder that holds that package, so an unbuilt source tree in the current directory
-# (CI runs pytest from the clone after `pip install .`) does not shadow the install.
-_HOME = os.path.dirname(os.path.dirname(os.path.abspath(ggml_cy.__file__)))
-_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
-    [_HOME] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+from _child import run_child
 
 TIMEOUT = 120   # seconds per scenario; the work itself takes about a second
 
@@ -59,15 +50,7 @@ PRELUDE = textwrap.dedent("""
 
 
 def _run(body):
-    code = PRELUDE + textwrap.dedent(body)
-    try:
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           cwd=_HOME, env=_ENV,
-                           timeout=TIMEOUT)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"hung (> {TIMEOUT} s); output so far: {e.stdout!r} {e.stderr!r}")
-    assert p.returncode == 0, f"rc={p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
-    return p.stdout
+    return run_child(PRELUDE, body, TIMEOUT)
 
 
 def test_os_fork_after_multithreaded_call():

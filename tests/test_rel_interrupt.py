@@ -6,21 +6,11 @@ Which calls check (README "Reliability"): eager elementwise functions with at le
 2**23 output elements (between chunks of 2**21 elements, on the calling thread, every
 50 ms); graph compute / evaluate between graph steps (every 50 ms); quantize between
 chunks of 4096 blocks (every 50 ms); GGUF writes between 64 MiB pieces of a tensor."""
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-import ggml_cy
-
-# The child imports the ggml_cy these tests import (an in-place build or an install): it runs
-# in the folder that holds that package, so an unbuilt source tree in the current directory
-# (CI runs pytest from the clone after `pip install .`) does not shadow the install.
-_HOME = os.path.dirname(os.path.dirname(os.path.abspath(ggml_cy.__file__)))
-_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
-    [_HOME] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+from _child import run_child
 
 TIMEOUT = 180
 
@@ -68,15 +58,7 @@ PRELUDE = textwrap.dedent("""
 
 
 def _run(body):
-    code = PRELUDE + textwrap.dedent(body)
-    try:
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           cwd=_HOME, env=_ENV,
-                           timeout=TIMEOUT)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"hung (> {TIMEOUT} s): {e.stdout!r} {e.stderr!r}")
-    assert p.returncode == 0, f"rc={p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
-    return p.stdout
+    return run_child(PRELUDE, body, TIMEOUT)
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
@@ -106,6 +88,29 @@ def test_ctrl_c_in_a_2e8_element_add(n_threads):
         del out
         x = np.linspace(-1, 1, 3_000_000, dtype=np.float32)
         assert np.array_equal(ggml_cy.multiply(x, x, n_threads=2), x * x)
+        print("ok")
+    """)
+    assert "ok" in out
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_ctrl_c_in_a_long_call_on_the_general_path(n_threads):
+    """The element-by-element fallback (two tilings that do not nest, reshaping copies whose
+    shapes share no refinement) runs a long call in chunks too, with the same checks; its
+    result is exact on one and on several threads."""
+    out = _run(f"""
+        from ggml_cy.cpu import _kernels as K
+        a = np.arange(4, dtype=np.float32)
+        b = np.arange(6, dtype=np.float32) * 10
+        out = np.empty(12 * 2**22, np.float32)
+        assert K._plan_info("ADD", out, a, b)["general"]
+        full = timed(lambda: K._apply("ADD", out, a, b, n_threads={n_threads}), repeats=1)
+        assert np.array_equal(out.reshape(-1, 12)[::4099], np.broadcast_to(
+            np.tile(a, 3) + np.tile(b, 2), (2**22, 12))[::4099])
+        finished, latency, total = interrupted_after(
+            min(0.1, full / 5), lambda: K._apply("ADD", out, a, b, n_threads={n_threads}))
+        print("full", full, "latency", latency, "total", total)
+        assert not finished and latency < 1.0 and total < full, (latency, total, full)
         print("ok")
     """)
     assert "ok" in out

@@ -88,9 +88,14 @@ else
            tests/test_core_views.py tests/test_core_badinput.py tests/test_rel_strided_io.py
            tests/test_rel_views.py tests/test_rel_threads.py tests/test_rel_align.py)
     for f in tests/test_gguf_read.py tests/test_gguf_badfiles.py tests/test_gguf_write.py \
-             tests/test_gguf_fuzz.py tests/test_quant_*.py tests/test_fuzz_*.py; do
+             tests/test_gguf_fuzz.py tests/test_quant_*.py tests/test_fuzz_*.py \
+             tests/test_ops_norm_softmax.py; do
         [ -e "$src/$f" ] && tests+=("$f")
     done
+    for f in tests/test_ops_rope.py tests/test_ops_shape.py; do       # issue 13 (ops2)
+        [ -e "$src/$f" ] && tests+=("$f")
+    done
+    tests+=(tests/test_ops_rows_attn.py)    # issue 13: set_rows, flash_attn_ext (ops3)
 fi
 existing=()
 for f in "${tests[@]}"; do

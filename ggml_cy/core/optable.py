@@ -230,7 +230,50 @@ OPS = (
        doc="the matrix product a [K, M] x b [K, N] -> [M, N]"),
     op("GET_ROWS", "other", builder="get_rows", bstyle="custom", cuda=True,
        doc="rows of a table (f32/f16/bf16/quantized) picked by int32 ids, as f32"),
+    # --- issue 13: rows / attention (ops3)
+    op("SET_ROWS", "other", builder="set_rows", bstyle="custom",
+       doc="rows of b written into a (a view of a) at the row ids c, converted to a's type"),
+    op("FLASH_ATTN_EXT", "other", builder="flash_attn_ext", bstyle="custom",
+       doc="softmax(softcap(scale * q k^T) + mask) v per head, result [d_v, n_head, n_q, b]"),
+    # --- end issue 13 (ops3)
+    # --- issue 13: rope / concat / repeat / pad / argsort / top_k / argmax (ops2)
+    op("ROPE", "other", builder="rope_ext", bstyle="custom",
+       doc="rotary position embedding, normal or NeoX, YaRN scaling (ggml_rope_ext)"),
+    op("CONCAT", "other", builder="concat", bstyle="custom",
+       doc="a and b joined along one dim (ggml_concat)"),
+    op("REPEAT", "other", builder="repeat", bstyle="custom",
+       doc="a tiled to b's shape (ggml_repeat)"),
+    op("PAD", "other", builder="pad", bstyle="custom",
+       doc="a with zeros (or wrapped values) added before/after each dim (ggml_pad_ext)"),
+    op("ARGSORT", "other", builder="argsort", bstyle="custom",
+       doc="each row's indices sorted by value, i32 (ggml_argsort)"),
+    op("TOP_K", "other", builder="top_k", bstyle="custom",
+       doc="the indices of each row's k largest values, i32 (ggml_top_k)"),
+    op("ARGMAX", "other", builder="argmax", bstyle="custom",
+       doc="each row's index of its largest value, i32 (ggml_argmax)"),
+    # --- end issue 13 (ops2)
+    # --- issue 13: norms / softmax / GLU (ops1); kernels in cpu/csrc/ops_norm.h, builders
+    # in graph/context.py, eager functions in ufuncs/nn.py
+    op("NORM", "other", builder="norm", bstyle="custom",
+       doc="each row (ne0) normalized: (x - mean) / sqrt(var + eps)"),
+    op("RMS_NORM", "other", builder="rms_norm", bstyle="custom",
+       doc="each row (ne0) divided by its root mean square: x / sqrt(mean(x^2) + eps)"),
+    op("GROUP_NORM", "other", builder="group_norm", bstyle="custom",
+       doc="norm over groups of channels (dim 2), each group over ne0 * ne1 * channels"),
+    op("DIAG_MASK_INF", "other", builder="diag_mask_inf", bstyle="custom",
+       doc="-inf above the diagonal shifted by n_past (i0 > n_past + i1), x elsewhere"),
+    op("SOFT_MAX", "other", builder="soft_max_ext", bstyle="custom",
+       doc="softmax of each row of x * scale + slope * mask (ALiBi slope from max_bias)"),
+    op("GLU", "other", builder="glu", bstyle="custom",
+       doc="gated linear unit act(x) * g: reglu, geglu, swiglu, geglu_erf, geglu_quick"),
 )
+
+# --- issue 14: SIMD math rows (math). (formula, compute type) pairs whose contiguous rows
+# run the vectorized functions of cpu/csrc/simd_math.h (sm_row_<formula>_<type>); their
+# scalar kern_<formula>_<type> is the same code on one element, so every layout agrees.
+SIMD_ROWS = frozenset([("exp", "f32"), ("log", "f32"), ("sin", "f32"), ("cos", "f32"),
+                       ("tanh", "f32"), ("sigmoid", "f32"), ("silu", "f32")])
+# --- end issue 14 (math)
 
 BY_NAME = {o.name: o for o in OPS}
 _NUMBER = {o.name: i for i, o in enumerate(OPS)}

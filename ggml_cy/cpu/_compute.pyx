@@ -19,6 +19,8 @@ from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_
                                 GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
                                 GGML_OP_TRANSPOSE, GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN,
                                 GGML_OP_MUL_MAT, GGML_OP_GET_ROWS, GGML_OP_COUNT,
+                                GGML_OP_SET_ROWS, GGML_OP_FLASH_ATTN_EXT,  # issue 13 (ops3)
+                                GGML_OP_GLU,  # issue 13 (ops1)
                                 ggml_cy_op_is_binary, ggml_cy_op_is_elementwise)
 from ggml_cy.cpu._fused cimport (fuse_group, fuse_build_group, fuse_work_size, fuse_run,
                              extents_overlap)
@@ -94,6 +96,82 @@ cdef extern from "mul_mat_q.h" nogil:
     void mmq_convert_b(const ggml_tensor * dst, int ith, int nth, char * wdata)
     int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char * wdata)
 
+# --- issue 13: rows / attention (ops3): SET_ROWS, FLASH_ATTN_EXT (csrc/ops_rows_attn.h)
+from ggml_cy.core._core cimport GGML_TYPE_I64, GGML_TYPE_BF16
+
+cdef extern from "ops_rows_attn.h" nogil:
+    int64_t ggml_cy_blck_size(int type)
+    int ra_readable(int type)
+    int sr_dst_supported(int type)
+    size_t sr_work_floats(const ggml_tensor * dst)
+    int sr_compute(const ggml_tensor * dst, int ith, int nth, float * work)   # -2: bad row id
+    size_t fa_work_floats(const ggml_tensor * dst)
+    void fa_compute(const ggml_tensor * dst, int ith, int nth, float * work)
+
+
+cdef inline bint ra_rows_adjacent(const ggml_tensor * t) noexcept nogil:
+    """Elements (quantized: blocks) of a row side by side: nb[0] == bytes per unit."""
+    if mmq_is_quantized(t.type):
+        return t.ne[0] <= 0 or t.nb[0] == <int64_t> mmq_block_bytes(t.type)
+    return t.ne[0] <= 1 or t.nb[0] == <int64_t> ggml_type_size(t.type)
+
+
+cdef int check_rows_attn(ggml_tensor * t) except -1:
+    """The executor's own check of a SET_ROWS / FLASH_ATTN_EXT node (the builders check
+    the same; this keeps a node edited after building from reaching the kernel)."""
+    cdef ggml_tensor * a
+    cdef ggml_tensor * b
+    cdef ggml_tensor * c
+    cdef ggml_tensor * m
+    cdef int i
+    if t.op == GGML_OP_SET_ROWS:
+        b, c, a = t.src[0], t.src[1], t.src[2]
+        if (c == NULL or a == NULL or a.data != t.data or a.type != t.type
+                or b.type not in (GGML_TYPE_F32, GGML_TYPE_F16)
+                or c.type not in (GGML_TYPE_I32, GGML_TYPE_I64)
+                or not sr_dst_supported(t.type)):
+            raise TypeError(f"node {tensor_label(t)}: the CPU backend's set_rows writes f32 "
+                            "or f16 rows at i32/i64 ids into f32, f16, bf16 or quantized "
+                            "tensors")
+        for i in range(4):
+            if t.ne[i] != a.ne[i] or t.nb[i] != a.nb[i]:
+                raise ValueError(f"node {tensor_label(t)}: set_rows must be a view of a")
+        if (b.ne[0] != t.ne[0] or b.ne[2] != t.ne[2] or b.ne[3] != t.ne[3]
+                or c.ne[0] != b.ne[1] or c.ne[1] <= 0 or c.ne[2] <= 0 or c.ne[3] != 1
+                or b.ne[2] % c.ne[1] != 0 or b.ne[3] % c.ne[2] != 0
+                or not ra_rows_adjacent(b) or not ra_rows_adjacent(t)
+                or (mmq_is_quantized(t.type) and t.ne[0] % ggml_cy_blck_size(t.type) != 0)):
+            raise ValueError(f"node {tensor_label(t)}: set_rows shapes or strides do not "
+                             "match (see Context.set_rows)")
+        return 0
+    b, c, a, m = t.src[0], t.src[1], t.src[2], t.src[3]     # q, k, v, mask
+    if (c == NULL or a == NULL or b.type != GGML_TYPE_F32 or t.type != GGML_TYPE_F32
+            or not ra_readable(c.type) or not ra_readable(a.type)
+            or (m != NULL and m.type != GGML_TYPE_F16)):
+        raise TypeError(f"node {tensor_label(t)}: the CPU backend's flash_attn_ext takes q "
+                        "f32, k/v f32, f16, bf16 or quantized, mask f16")
+    if (b.ne[0] != c.ne[0] or a.ne[1] != c.ne[1] or c.ne[2] <= 0 or c.ne[3] <= 0
+            or a.ne[2] <= 0 or a.ne[3] <= 0 or b.ne[2] % c.ne[2] != 0 or b.ne[3] % c.ne[3] != 0
+            or b.ne[2] % a.ne[2] != 0 or b.ne[3] % a.ne[3] != 0
+            or t.ne[0] != a.ne[0] or t.ne[1] != b.ne[2] or t.ne[2] != b.ne[1]
+            or t.ne[3] != b.ne[3] or t.nb[0] != 4
+            or not ra_rows_adjacent(b) or not ra_rows_adjacent(c) or not ra_rows_adjacent(a)
+            or (mmq_is_quantized(c.type) and c.ne[0] % ggml_cy_blck_size(c.type) != 0)
+            or (mmq_is_quantized(a.type) and a.ne[0] % ggml_cy_blck_size(a.type) != 0)
+            or (m != NULL and (m.ne[0] < c.ne[1] or m.ne[1] < b.ne[1] or m.ne[2] <= 0
+                               or m.ne[3] <= 0 or m.nb[0] != 2))):
+        raise ValueError(f"node {tensor_label(t)}: flash_attn_ext shapes or strides do not "
+                         "match (see Context.flash_attn_ext)")
+    return 0
+# --- end issue 13 (ops3)
+
+# --- issue 13: norms / softmax / GLU (ops1): row kernels of csrc/ops_norm.h
+cdef extern from "ops_norm.h" nogil:
+    bint on_is_op(int op)
+    int on_check(const ggml_tensor * t)         # 0 ok, 1 types, 2 shapes/params
+    int on_compute(const ggml_tensor * t, int ith, int nth)
+    int64_t on_units(const ggml_tensor * t)
+
 # Below these sizes a node runs on one thread: a barrier costs more than the work.
 cdef enum:
     MIN_ELEMENTS_PER_THREAD = 16384
@@ -102,6 +180,97 @@ cdef enum:
 
 cdef inline size_t align64(size_t n) noexcept nogil:
     return (n + 63) & ~(<size_t> 63)
+
+
+# --- issue 13: rope / concat / repeat / pad / argsort / top_k / argmax (ops2)
+# Kernels in csrc/ops_rope.h and csrc/ops_shape.h; the executor reaches them through the
+# four ops2_* functions below (compute, check, threads, per-thread work bytes).
+from ggml_cy.core._ops cimport (GGML_OP_ROPE, GGML_OP_CONCAT, GGML_OP_REPEAT, GGML_OP_PAD,
+                                GGML_OP_ARGSORT, GGML_OP_TOP_K, GGML_OP_ARGMAX)
+
+cdef extern from "ops_rope.h" nogil:
+    size_t rope_work_bytes(const ggml_tensor * dst)
+    int rope_compute(const ggml_tensor * dst, int ith, int nth, float * cache)
+
+cdef extern from "ops_shape.h" nogil:
+    int shp_type_ok(int type)
+    int concat_compute(const ggml_tensor * dst, int ith, int nth)
+    int repeat_compute(const ggml_tensor * dst, int ith, int nth)
+    int pad_compute(const ggml_tensor * dst, int ith, int nth)
+    size_t sort_work_bytes(const ggml_tensor * dst)
+    int sort_compute(const ggml_tensor * dst, int ith, int nth, char * work, int top_k)
+    int argmax_compute(const ggml_tensor * dst, int ith, int nth)
+
+
+cdef inline bint ops2_handles(int op) noexcept nogil:
+    return (op == GGML_OP_ROPE or op == GGML_OP_CONCAT or op == GGML_OP_REPEAT
+            or op == GGML_OP_PAD or op == GGML_OP_ARGSORT or op == GGML_OP_TOP_K
+            or op == GGML_OP_ARGMAX)
+
+
+cdef int ops2_compute(ggml_tensor * node, int ith, int nth, char * work) noexcept nogil:
+    cdef int op = node.op
+    if op == GGML_OP_ROPE:
+        return rope_compute(node, ith, nth, <float *> work)
+    if op == GGML_OP_CONCAT:
+        return concat_compute(node, ith, nth)
+    if op == GGML_OP_REPEAT:
+        return repeat_compute(node, ith, nth)
+    if op == GGML_OP_PAD:
+        return pad_compute(node, ith, nth)
+    if op == GGML_OP_ARGSORT:
+        return sort_compute(node, ith, nth, work, -1)
+    if op == GGML_OP_TOP_K:
+        return sort_compute(node, ith, nth, work, <int> node.ne[0])
+    return argmax_compute(node, ith, nth)
+
+
+cdef size_t ops2_work_bytes(ggml_tensor * t) noexcept nogil:
+    """Work bytes each thread needs: rope's cos/sin table, a sort's row buffers."""
+    if t.op == GGML_OP_ROPE:
+        return rope_work_bytes(t)
+    if t.op == GGML_OP_ARGSORT or t.op == GGML_OP_TOP_K:
+        return sort_work_bytes(t)
+    return 0
+
+
+cdef int ops2_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
+    """Threads for a node: rows are the unit; rope and sorts cost several times a copy
+    per element, so they take threads at a smaller size."""
+    cdef int64_t n, rows
+    cdef ggml_tensor * src0 = t.src[0]
+    if t.op == GGML_OP_ARGMAX:
+        rows = src0.ne[1]
+        n = core_nelements(src0) // MIN_ELEMENTS_PER_THREAD
+    elif t.op == GGML_OP_ARGSORT or t.op == GGML_OP_TOP_K:
+        rows = core_nrows(src0)
+        n = core_nelements(src0) // (MIN_ELEMENTS_PER_THREAD // 16)
+    elif t.op == GGML_OP_ROPE:
+        rows = core_nrows(t)
+        n = core_nelements(t) // (MIN_ELEMENTS_PER_THREAD // 4)
+    else:
+        rows = core_nrows(t)
+        n = core_nelements(t) // MIN_ELEMENTS_PER_THREAD
+    n = n if n < rows else rows
+    return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
+
+
+cdef bint ops2_check(ggml_tensor * t) noexcept nogil:
+    """The type combinations the ops2 kernels run (the builders check shapes and
+    parameters; the kernels check them again and refuse rather than misbehave)."""
+    cdef int op = t.op
+    cdef ggml_tensor * a = t.src[0]
+    if op == GGML_OP_ROPE:
+        return ((a.type == GGML_TYPE_F32 or a.type == GGML_TYPE_F16) and t.type == a.type
+                and t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32
+                and (t.src[2] == NULL or t.src[2].type == GGML_TYPE_F32))
+    if op == GGML_OP_CONCAT:
+        return (shp_type_ok(a.type) and t.src[1] != NULL and t.src[1].type == a.type
+                and t.type == a.type)
+    if op == GGML_OP_REPEAT or op == GGML_OP_PAD:
+        return shp_type_ok(a.type) and t.type == a.type
+    return a.type == GGML_TYPE_F32 and t.type == GGML_TYPE_I32
+# --- end issue 13 (ops2)
 
 
 # ----------------------------------------------------------------------------- reductions
@@ -194,6 +363,15 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
         return 0
     if op == GGML_OP_GET_ROWS:
         return gr_compute(node, ith, nth)
+    if op == GGML_OP_SET_ROWS:                   # issue 13 (ops3)
+        return sr_compute(node, ith, nth, <float *> work)
+    if op == GGML_OP_FLASH_ATTN_EXT:             # issue 13 (ops3)
+        fa_compute(node, ith, nth, <float *> work)
+        return 0
+    if ops2_handles(op):                       # issue 13 (ops2)
+        return ops2_compute(node, ith, nth, work)
+    if on_is_op(op):                    # issue 13 (ops1): norms, softmax, GLU
+        return on_compute(node, ith, nth)
     if is_quant_copy(node):
         gcy_qcopy_part(node, node.src[0], ith, nth)
         return 0
@@ -346,7 +524,7 @@ cdef str tensor_label(ggml_tensor * t):
 cdef int check_node(ggml_tensor * t, bint need_data) except -1:
     """Raises when the CPU cannot run node t (no data, type combination not supported)."""
     cdef int op = t.op
-    cdef int i, t1
+    cdef int i, t1, rc
     if op < 0 or op >= GGML_OP_COUNT:
         raise ValueError(f"node {tensor_label(t)} has an unknown op {op}")
     if is_view_op(op):
@@ -369,15 +547,27 @@ cdef int check_node(ggml_tensor * t, bint need_data) except -1:
             raise ValueError(f"node {tensor_label(t)}: quantized weights "
                              f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
     elif op == GGML_OP_GET_ROWS:
-        ok = (t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32 and t.type == GGML_TYPE_F32
-              and t.nb[0] == 4 and gr_supported(t.src[0].type))
+        ok = (t.src[1] != NULL and t.src[1].type == GGML_TYPE_I32 and t.nb[0] == 4
+              and ((t.type == GGML_TYPE_F32 and gr_supported(t.src[0].type))
+                   or (t.type == GGML_TYPE_I32 and t.src[0].type == GGML_TYPE_I32)))
         if ok and mmq_is_quantized(t.src[0].type) and \
                 t.src[0].nb[0] != <int64_t> mmq_block_bytes(t.src[0].type):
             raise ValueError(f"node {tensor_label(t)}: quantized table "
                              f"{tensor_label(t.src[0])} must have contiguous rows of blocks")
+    elif op == GGML_OP_SET_ROWS or op == GGML_OP_FLASH_ATTN_EXT:    # issue 13 (ops3)
+        ok = check_rows_attn(t) == 0
+    elif ops2_handles(op):                     # issue 13 (ops2)
+        ok = ops2_check(t)
+    elif on_is_op(op):                  # issue 13 (ops1): norms, softmax, GLU
+        rc = on_check(t)
+        if rc == 2:
+            raise ValueError(f"node {tensor_label(t)}: shapes or parameters the CPU "
+                             f"{op_name(op).decode()} kernel does not take")
+        ok = rc == 0
     elif op == GGML_OP_MUL_MAT:
         ok = (t.src[1] != NULL and t.type == GGML_TYPE_F32 and t.nb[0] == 4
-              and (t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F16)
+              and (t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F16
+                   or t.src[0].type == GGML_TYPE_BF16)      # bf16: issue 13 (ops3)
               and t.src[1].type == GGML_TYPE_F32)
     elif op == GGML_OP_SUM or op == GGML_OP_SUM_ROWS or op == GGML_OP_MEAN:
         ok = ((t.src[0].type == GGML_TYPE_F32 or t.src[0].type == GGML_TYPE_F64)
@@ -428,14 +618,20 @@ cdef bint needs_temp(ggml_tensor * t) noexcept nogil:
     cdef bint elementwise = ggml_cy_op_is_elementwise(t.op)
     if t.op == GGML_OP_CPY:
         n = 1  # src1 of a copy is the destination itself, never read
+    elif t.op == GGML_OP_SET_ROWS:
+        n = 2  # src2 of set_rows is the destination itself (issue 13, ops3)
     for i in range(n):
         s = t.src[i]
         if s == NULL or s.data == NULL or t.data == NULL:
             continue
         if not extents_overlap(t, s):
             continue
-        if (elementwise and s.data == t.data and s.type == t.type
-                and memcmp_ne_nb(s, t)):
+        # (the row ops of ops_norm.h read each element before writing it: an exact
+        # alias of src0 is safe for them too)
+        # (ops2) rope reads each pair before writing it: the same holds for it
+        if ((elementwise or (i == 0 and on_is_op(t.op) and t.op != GGML_OP_GLU)
+                or (i == 0 and t.op == GGML_OP_ROPE))
+                and s.data == t.data and s.type == t.type and memcmp_ne_nb(s, t)):
             continue
         return True
     return False
@@ -476,10 +672,27 @@ cdef int node_tasks(ggml_tensor * t, int n_threads) noexcept nogil:
         rows = t.ne[1] * t.ne[2] * t.ne[3]
         n = n if n < rows else rows
         return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
+    if ops2_handles(op):                       # issue 13 (ops2)
+        return ops2_tasks(t, n_threads)
+    if on_is_op(op):                    # issue 13 (ops1): a few flops per element
+        n = core_nelements(t.src[0]) // (MIN_ELEMENTS_PER_THREAD // 4)
+        rows = on_units(t)
+        n = n if n < rows else rows
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if op == GGML_OP_ADD1:
         memcpy(&tmp, t, sizeof(ggml_tensor))
         tmp.op = GGML_OP_ADD
         return threads_for(&tmp, n_threads)
+    if op == GGML_OP_SET_ROWS:                   # issue 13 (ops3): rows of b
+        n = core_nelements(t.src[0]) // MIN_ELEMENTS_PER_THREAD
+        rows = t.src[0].ne[1]
+        n = n if n < rows else rows
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
+    if op == GGML_OP_FLASH_ATTN_EXT:             # issue 13 (ops3): query rows
+        rows = t.src[0].ne[1] * t.src[0].ne[2] * t.src[0].ne[3]
+        n = rows * t.src[1].ne[1] * (t.src[1].ne[0] + t.src[2].ne[0]) // MIN_FLOPS_PER_THREAD
+        n = n if n < rows else rows
+        return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
     if is_quant_copy(t):
         n = core_nelements(t) // MIN_ELEMENTS_PER_THREAD
         return <int> (1 if n < 1 else (n if n < n_threads else n_threads))
@@ -595,6 +808,10 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                 sz = align64(mmq_work_size(nodes[i]))
                 if sz > p.shared_size:
                     p.shared_size = sz
+            elif needs_temp(nodes[i]) and nodes[i].op == GGML_OP_SET_ROWS:
+                # (issue 13, ops3) a temporary would lose the rows set_rows leaves alone
+                raise ValueError(f"node {tensor_label(nodes[i])}: set_rows rows or ids "
+                                 "overlap the destination")
             elif needs_temp(nodes[i]):
                 if is_quant_copy(nodes[i]) and ggml_cy_is_quantized(nodes[i].type):
                     raise ValueError(f"node {tensor_label(nodes[i])}: a copy between "
@@ -612,6 +829,15 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
             if (nodes[i].op == GGML_OP_MUL_MAT and not is_qmm(nodes[i])
                     and mm_bytes > p.per_thread_size):
                 p.per_thread_size = mm_bytes
+            # issue 13 (ops3): per-thread rows for set_rows / flash_attn_ext
+            if nodes[i].op == GGML_OP_SET_ROWS or nodes[i].op == GGML_OP_FLASH_ATTN_EXT:
+                sz = align64(4 * (sr_work_floats(nodes[i]) if nodes[i].op == GGML_OP_SET_ROWS
+                                  else fa_work_floats(nodes[i])) + 64)
+                if sz > p.per_thread_size:
+                    p.per_thread_size = sz
+            sz = align64(ops2_work_bytes(nodes[i]))       # issue 13 (ops2)
+            if sz > p.per_thread_size:
+                p.per_thread_size = sz
             i += 1
     except BaseException:
         free(last_consumer)

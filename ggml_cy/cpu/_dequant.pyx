@@ -26,6 +26,12 @@ cdef extern from "dequant.h" nogil:
                           const uint8_t * src, int64_t src_stride, int64_t nrows,
                           int64_t nblk, char * dst, int64_t dst_stride, int kind,
                           int ith, int nt)
+    void gcy_dequant_range(gcy_dq_block_fn fn, int64_t bs, int64_t ts, int64_t osz,
+                           const uint8_t * src, int64_t src_stride, int64_t nblk,
+                           char * dst, int64_t dst_stride, int kind,
+                           int64_t b0, int64_t b1, int stream)
+    int gcy_dequant_streams(int64_t out_bytes)
+    int64_t gcy_dequant_next(int64_t * counter)
     int gcy_dequant_rows(int type, const uint8_t * src, int64_t src_stride, int64_t nrows,
                          int64_t nblk, char * dst, int64_t dst_stride, int kind, int nth)
     enum:
@@ -38,19 +44,38 @@ ctypedef struct dq_job:
     int64_t bs, ts, osz, src_stride, nrows, nblk, dst_stride
     const uint8_t * src
     char * dst
-    int kind
+    int kind, stream
+    int64_t total, chunk, nchunks
+    int64_t next_chunk          # shared counter: the dynamic schedule
+
+
+# values per chunk of the dynamic schedule (128 KiB of float32 output): small enough that a
+# thread the OS delays (a busy machine) leaves its share to the others, large enough that
+# taking a chunk costs nothing next to decoding it
+cdef enum:
+    DQ_CHUNK_VALUES = 32768
 
 
 cdef void dq_task(void * arg, int ith, int nth) noexcept nogil:
     cdef dq_job * j = <dq_job *>arg
-    gcy_dequant_part(j.fn, j.bs, j.ts, j.osz, j.src, j.src_stride, j.nrows, j.nblk, j.dst,
-                     j.dst_stride, j.kind, ith, nth)
+    cdef int64_t c, b0, b1
+    while True:
+        c = gcy_dequant_next(&j.next_chunk)
+        if c >= j.nchunks:
+            break
+        b0 = c * j.chunk
+        b1 = b0 + j.chunk
+        if b1 > j.total:
+            b1 = j.total
+        gcy_dequant_range(j.fn, j.bs, j.ts, j.osz, j.src, j.src_stride, j.nblk, j.dst,
+                          j.dst_stride, j.kind, b0, b1, j.stream)
 
 
 cdef int dequant_rows_pool(int type, const uint8_t * src, int64_t src_stride, int64_t nrows,
                            int64_t nblk, char * dst, int64_t dst_stride, int kind,
                            int nth) noexcept nogil:
-    """gcy_dequant_rows on up to nth threads of the pool (small work: fewer)."""
+    """gcy_dequant_rows on up to nth threads of the pool (small work: fewer), the blocks
+    handed out in chunks (dynamic schedule)."""
     cdef dq_job j
     cdef int64_t total = nrows * nblk
     j.fn = gcy_dq_block_of(type)
@@ -68,10 +93,19 @@ cdef int dequant_rows_pool(int type, const uint8_t * src, int64_t src_stride, in
     j.dst = dst
     j.dst_stride = dst_stride
     j.kind = kind
+    j.total = total
+    j.stream = gcy_dequant_streams(total * j.bs * j.osz)
+    j.chunk = <int64_t>DQ_CHUNK_VALUES // j.bs
+    if j.chunk < 1:
+        j.chunk = 1
+    j.nchunks = (total + j.chunk - 1) // j.chunk
+    j.next_chunk = 0
     if nth < 1:
         nth = 1
     if total < 64 * <int64_t>nth:          # small work: fewer threads
         nth = <int>(total // 64) if total // 64 > 1 else 1
+    if nth > j.nchunks:
+        nth = <int>j.nchunks
     pool_run(dq_task, &j, nth)
     return 0
 

@@ -478,8 +478,8 @@ cdef class Graph:
             raise_interrupted()     # Ctrl-C between steps (KeyboardInterrupt)
         if rc != 0:
             if p.error == 2:
-                raise IndexError("get_rows: a row id is out of range of its table (ids "
-                                 "must lie in [0, a.ne[1]))")
+                raise IndexError("get_rows/set_rows: a row id is out of range of its "
+                                 "table (ids must lie in [0, a.ne[1]))")
             raise RuntimeError("a CPU kernel refused a node of this graph (unsupported "
                                "op/type combination)")
         return 0
@@ -572,6 +572,16 @@ def op_params_float(Tensor t not None, int i):
         raise IndexError("op_params index out of range")
     memcpy(&f, &p.op_params[i], 4)
     return f
+
+
+# --- issue 13 (ops3): ggml_set_op_params_i32 (flash_attn_ext_set_prec)
+def set_op_param_i32(Tensor t not None, int i, int32_t v):
+    """op_params[i] = v as int32 (ggml_set_op_params_i32)."""
+    cdef ggml_tensor * p = t.ptr()
+    if i < 0 or i >= 16:
+        raise IndexError("op_params index out of range")
+    p.op_params[i] = v
+# --- end issue 13 (ops3)
 
 
 def set_output(Tensor t not None):

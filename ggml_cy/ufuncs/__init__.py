@@ -37,3 +37,8 @@ __all__ = list(BINARY + UNARY + ACTIVATIONS + CONVERSIONS + THREADS)
 
 # np.add(tensor, x) and the other numpy ufuncs on ggml_cy.Tensor use these functions (eco)
 from ggml_cy.ufuncs import tensor_protocols as _tensor_protocols  # noqa: E402,F401
+
+# --- issue 13: attention on numpy arrays (ops3)
+from ggml_cy.ufuncs.attention import flash_attn  # noqa: E402
+__all__.append("flash_attn")
+# --- end issue 13 (ops3)

@@ -562,6 +562,163 @@ static inline gcy_dq_block_fn gcy_dq_block_of(int type) {
     }
 }
 
+/* ------------------------------------------------------------------ SIMD runs (float32)
+ * Whole runs of Q8_0, Q4_0, Q4_K and Q6_K blocks decoded with vectors of 16 floats (one
+ * zmm with AVX-512, two ymm with AVX2) and stored straight into the output (streaming
+ * stores when asked and aligned), without the per-block function call and the bounce
+ * through a buffer of the generic path. The arithmetic is the scalar kernels' (the same
+ * float32 operations on the same exactly converted integers, in the same order), so the
+ * bits are the same; tests/test_quant_dequant.py checks every dispatch level. */
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+#define GCY_DQ_SIMD 2
+typedef __m512 gcy_v16;
+#define GCY_V16_ALIGN 63u
+static inline __attribute__((always_inline)) gcy_v16 gcy_v16_set1(float d) { return _mm512_set1_ps(d); }
+static inline __attribute__((always_inline)) gcy_v16 gcy_v16_i8(__m128i b) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
+}
+static inline __attribute__((always_inline)) gcy_v16 gcy_v16_mul(gcy_v16 a, gcy_v16 b) { return _mm512_mul_ps(a, b); }
+static inline __attribute__((always_inline)) gcy_v16 gcy_v16_sub(gcy_v16 a, gcy_v16 b) { return _mm512_sub_ps(a, b); }
+static inline __attribute__((always_inline)) void gcy_v16_st(float * p, gcy_v16 v, int nt) {
+    if (nt) _mm512_stream_ps(p, v); else _mm512_storeu_ps(p, v);
+}
+#elif defined(__AVX2__)
+#define GCY_DQ_SIMD 1
+typedef struct { __m256 a, b; } gcy_v16;
+#define GCY_V16_ALIGN 31u
+static inline __attribute__((always_inline)) gcy_v16 gcy_v16_set1(float d) {
+    gcy_v16 r; r.a = r.b = _mm256_set1_ps(d); return r;
+}
+static inline __attribute__((always_inline)) gcy_v16 gcy_v16_i8(__m128i b) {
+    gcy_v16 r;
+    r.a = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+    r.b = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)));
+    return r;
+}
+static inline __attribute__((always_inline)) gcy_v16 gcy_v16_mul(gcy_v16 x, gcy_v16 y) {
+    gcy_v16 r; r.a = _mm256_mul_ps(x.a, y.a); r.b = _mm256_mul_ps(x.b, y.b); return r;
+}
+static inline __attribute__((always_inline)) gcy_v16 gcy_v16_sub(gcy_v16 x, gcy_v16 y) {
+    gcy_v16 r; r.a = _mm256_sub_ps(x.a, y.a); r.b = _mm256_sub_ps(x.b, y.b); return r;
+}
+static inline __attribute__((always_inline)) void gcy_v16_st(float * p, gcy_v16 v, int nt) {
+    if (nt) { _mm256_stream_ps(p, v.a); _mm256_stream_ps(p + 8, v.b); }
+    else { _mm256_storeu_ps(p, v.a); _mm256_storeu_ps(p + 8, v.b); }
+}
+#else
+#define GCY_DQ_SIMD 0
+#endif
+
+#if GCY_DQ_SIMD
+/* (float)q * d, numpy's x * d */
+static inline __attribute__((always_inline)) void
+gcy_dq_run_q8_0_v(const uint8_t * src, float * y, int64_t n, int nt) {
+    for (int64_t b = 0; b < n; b++, y += 32) {
+        const block_q8_0 * x = (const block_q8_0 *)(src + b * (int64_t)sizeof(block_q8_0));
+        const gcy_v16 d = gcy_v16_set1(gcy_dq_h2f(x->d));
+        const __m128i q0 = _mm_loadu_si128((const __m128i *)x->qs);
+        const __m128i q1 = _mm_loadu_si128((const __m128i *)(x->qs + 16));
+        gcy_v16_st(y, gcy_v16_mul(gcy_v16_i8(q0), d), nt);
+        gcy_v16_st(y + 16, gcy_v16_mul(gcy_v16_i8(q1), d), nt);
+    }
+}
+
+/* d * (q - 8): low nibbles are values 0-15, high nibbles 16-31 */
+static inline __attribute__((always_inline)) void
+gcy_dq_run_q4_0_v(const uint8_t * src, float * y, int64_t n, int nt) {
+    const __m128i m4 = _mm_set1_epi8(0x0f), k8 = _mm_set1_epi8(8);
+    for (int64_t b = 0; b < n; b++, y += 32) {
+        const block_q4_0 * x = (const block_q4_0 *)(src + b * (int64_t)sizeof(block_q4_0));
+        const gcy_v16 d = gcy_v16_set1(gcy_dq_h2f(x->d));
+        const __m128i qq = _mm_loadu_si128((const __m128i *)x->qs);
+        const __m128i lo = _mm_sub_epi8(_mm_and_si128(qq, m4), k8);
+        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(qq, 4), m4), k8);
+        gcy_v16_st(y, gcy_v16_mul(d, gcy_v16_i8(lo)), nt);
+        gcy_v16_st(y + 16, gcy_v16_mul(d, gcy_v16_i8(hi)), nt);
+    }
+}
+
+/* (d*sc) * q - (dmin*mn) per 32 values */
+static inline __attribute__((always_inline)) void
+gcy_dq_run_q4_K_v(const uint8_t * src, float * y, int64_t n, int nt) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    for (int64_t b = 0; b < n; b++, y += QK_K) {
+        const block_q4_K * x = (const block_q4_K *)(src + b * (int64_t)sizeof(block_q4_K));
+        const float d = gcy_dq_h2f(x->d), dmin = gcy_dq_h2f(x->dmin);
+        uint8_t sc[8], mn[8];
+        gcy_dq_scale_min_k4(x->scales, sc, mn);
+        for (int c = 0; c < 4; c++) {
+            const gcy_v16 d0 = gcy_v16_set1(d * (float)sc[2 * c]);
+            const gcy_v16 m0 = gcy_v16_set1(dmin * (float)mn[2 * c]);
+            const gcy_v16 d1 = gcy_v16_set1(d * (float)sc[2 * c + 1]);
+            const gcy_v16 m1 = gcy_v16_set1(dmin * (float)mn[2 * c + 1]);
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * c));
+            const __m256i lo = _mm256_and_si256(q, m4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            float * yc = y + 64 * c;
+            /* nibbles are 0-15: the signed byte conversion is exact */
+            gcy_v16_st(yc, gcy_v16_sub(gcy_v16_mul(d0, gcy_v16_i8(_mm256_castsi256_si128(lo))), m0), nt);
+            gcy_v16_st(yc + 16, gcy_v16_sub(gcy_v16_mul(d0, gcy_v16_i8(_mm256_extracti128_si256(lo, 1))), m0), nt);
+            gcy_v16_st(yc + 32, gcy_v16_sub(gcy_v16_mul(d1, gcy_v16_i8(_mm256_castsi256_si128(hi))), m1), nt);
+            gcy_v16_st(yc + 48, gcy_v16_sub(gcy_v16_mul(d1, gcy_v16_i8(_mm256_extracti128_si256(hi, 1))), m1), nt);
+        }
+    }
+}
+
+/* (d * scale) * (q - 32), one scale per 16 values */
+static inline __attribute__((always_inline)) void
+gcy_dq_run_q6_K_v(const uint8_t * src, float * y, int64_t n, int nt) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
+    const __m256i k32 = _mm256_set1_epi8(32);
+    for (int64_t b = 0; b < n; b++, y += QK_K) {
+        const block_q6_K * x = (const block_q6_K *)(src + b * (int64_t)sizeof(block_q6_K));
+        const float d = gcy_dq_h2f(x->d);
+        float dl[16];
+        for (int k = 0; k < 16; k++)
+            dl[k] = d * (float)x->scales[k];
+        for (int h = 0; h < 2; h++) {
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)(x->ql + 64 * h));
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(x->ql + 64 * h + 32));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * h));
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                   _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+            float * yh = y + 128 * h;
+            for (int s = 0; s < 4; s++) {      /* values 32*s .. 32*s+31 of this half */
+                const __m256i v = _mm256_sub_epi8(q[s], k32);
+                const gcy_v16 s0 = gcy_v16_set1(dl[8 * h + 2 * s]);
+                const gcy_v16 s1 = gcy_v16_set1(dl[8 * h + 2 * s + 1]);
+                gcy_v16_st(yh + 32 * s, gcy_v16_mul(s0, gcy_v16_i8(_mm256_castsi256_si128(v))), nt);
+                gcy_v16_st(yh + 32 * s + 16, gcy_v16_mul(s1, gcy_v16_i8(_mm256_extracti128_si256(v, 1))), nt);
+            }
+        }
+    }
+}
+
+/* One SIMD run of n blocks of fn's type into y; 0 when fn has no SIMD run (or nt is asked
+ * for an output that is not aligned for streaming: then the caller's path streams). */
+static inline int gcy_dq_run_simd(gcy_dq_block_fn fn, const uint8_t * src, float * y,
+                                  int64_t n, int nt) {
+    if (nt && ((uintptr_t)y & GCY_V16_ALIGN))
+        return 0;
+#define GCY_DQ_SIMD_CASE(name)                                                   \
+    if (fn == (gcy_dq_block_fn)gcy_dq_block_##name) {                            \
+        if (nt) { gcy_dq_run_##name##_v(src, y, n, 1); _mm_sfence(); }          \
+        else gcy_dq_run_##name##_v(src, y, n, 0);                                \
+        return 1;                                                                \
+    }
+    GCY_DQ_SIMD_CASE(q8_0)
+    GCY_DQ_SIMD_CASE(q4_0)
+    GCY_DQ_SIMD_CASE(q4_K)
+    GCY_DQ_SIMD_CASE(q6_K)
+#undef GCY_DQ_SIMD_CASE
+    return 0;
+}
+#endif
+
 /* output element kinds */
 enum { GCY_DQ_F32 = 0, GCY_DQ_F16 = 1, GCY_DQ_BF16 = 2 };
 
@@ -586,6 +743,10 @@ static inline void gcy_dq_run_nt(gcy_dq_block_fn fn, int64_t bs, int64_t ts,
                                  const uint8_t * src, void * dst, int64_t n, int kind, int nt) {
     if (kind == GCY_DQ_F32) {
         float * y = (float *)dst;
+#if GCY_DQ_SIMD
+        if (gcy_dq_run_simd(fn, src, y, n, nt))
+            return;
+#endif
 #if defined(__AVX__)
         if (nt && ((uintptr_t)y & 31u) == 0 && bs % 8 == 0) {
             float tmp[QK_K] __attribute__((aligned(32)));
@@ -629,16 +790,13 @@ static inline void gcy_dq_run_nt(gcy_dq_block_fn fn, int64_t bs, int64_t ts,
     }
 }
 
-/* Thread ith of nt: its even share of the flat range of nrows*nblk blocks (rows of nblk
- * blocks: row r's blocks start at src + r*src_stride bytes, its values go to
- * dst + r*dst_stride bytes). fn/bs/ts/osz as gcy_dequant_rows computes them. */
-static inline void gcy_dequant_part(gcy_dq_block_fn fn, int64_t bs, int64_t ts, int64_t osz,
-                                    const uint8_t * src, int64_t src_stride, int64_t nrows,
-                                    int64_t nblk, char * dst, int64_t dst_stride, int kind,
-                                    int ith, int nt) {
-    const int64_t total = nrows * nblk;
-    const int stream = total * bs * osz >= GCY_DQ_NT_BYTES;   /* the whole call's output */
-    int64_t b0 = total * ith / nt, b1 = total * (ith + 1) / nt;
+/* Blocks [b0, b1) of the flat range of nrows*nblk blocks (rows of nblk blocks: row r's
+ * blocks start at src + r*src_stride bytes, its values go to dst + r*dst_stride bytes).
+ * fn/bs/ts/osz as gcy_dequant_rows computes them; stream: see GCY_DQ_NT_BYTES. */
+static inline void gcy_dequant_range(gcy_dq_block_fn fn, int64_t bs, int64_t ts, int64_t osz,
+                                     const uint8_t * src, int64_t src_stride, int64_t nblk,
+                                     char * dst, int64_t dst_stride, int kind,
+                                     int64_t b0, int64_t b1, int stream) {
     while (b0 < b1) {
         const int64_t r = b0 / nblk, c = b0 % nblk;
         int64_t n = nblk - c;
@@ -648,6 +806,25 @@ static inline void gcy_dequant_part(gcy_dq_block_fn fn, int64_t bs, int64_t ts, 
                       dst + r * dst_stride + c * bs * osz, n, kind, stream);
         b0 += n;
     }
+}
+
+/* Whether a call writing out_bytes in all streams its output. */
+static inline int gcy_dequant_streams(int64_t out_bytes) { return out_bytes >= GCY_DQ_NT_BYTES; }
+
+/* Thread ith of nt: its even share of the flat range of nrows*nblk blocks. */
+static inline void gcy_dequant_part(gcy_dq_block_fn fn, int64_t bs, int64_t ts, int64_t osz,
+                                    const uint8_t * src, int64_t src_stride, int64_t nrows,
+                                    int64_t nblk, char * dst, int64_t dst_stride, int kind,
+                                    int ith, int nt) {
+    const int64_t total = nrows * nblk;
+    const int stream = gcy_dequant_streams(total * bs * osz);   /* the whole call's output */
+    gcy_dequant_range(fn, bs, ts, osz, src, src_stride, nblk, dst, dst_stride, kind,
+                      total * ith / nt, total * (ith + 1) / nt, stream);
+}
+
+/* Dynamic share: the next chunk index from a counter shared by the threads. */
+static inline int64_t gcy_dequant_next(int64_t * counter) {
+    return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
 /* Dequantizes nrows rows of nblk blocks each (see gcy_dequant_part) on the calling thread.

@@ -3,7 +3,7 @@
  *   src0 table [ne00, ne01, ne02, ne03] of f32, f16, bf16 or any quantized type with a
  *        dequantizer (rows of whole blocks);
  *   src1 ids [ne10, ne11, ne12, 1] int32, each in [0, ne01);
- *   dst [ne00, ne10, ne11, ne12] f32:
+ *   dst [ne00, ne10, ne11, ne12] f32 (an i32 table gives an i32 dst, bits copied):
  *     dst[:, i10, i11, i12] = table[:, ids[i10, i11, i12], i11, i12]
  * (ggml's rule: a.ne[2] == b.ne[1], a.ne[3] == b.ne[2]: one table per id batch).
  * Quantized rows go through the same dequantizer as ggml_cy.dequantize, so a row is
@@ -32,7 +32,8 @@ static inline int gr_compute(const ggml_tensor * dst, int ith, int nth) {
     const int64_t ir0 = nr * ith / nth, ir1 = nr * (ith + 1) / nth;
     const int type = a->type;
     const mmq_dequant_fn dq = ggml_cy_type_traits_of(type).is_quantized ? mmq_dequant_of(type) : NULL;
-    if (!gr_supported(type)) return -1;
+    /* (issue 13, ops3) ggml also gathers i32 tables, into an i32 result */
+    if (!gr_supported(type) && !(type == GGML_TYPE_I32 && dst->type == GGML_TYPE_I32)) return -1;
     for (int64_t ir = ir0; ir < ir1; ir++) {
         const int64_t i12 = ir / (ne11 * ne10), i11 = (ir / ne10) % ne11, i10 = ir % ne10;
         const int32_t i01 = *(const int32_t *)((const char *)b->data + i10 * b->nb[0]
@@ -45,7 +46,7 @@ static inline int gr_compute(const ggml_tensor * dst, int ith, int nth) {
             const int64_t bs = ggml_cy_type_traits_of(type).blck_size;
             const size_t ts = ggml_cy_type_traits_of(type).type_size;
             for (int64_t j = 0; j < ne00 / bs; j++) dq(src + j * ts, out + j * bs);
-        } else if (type == GGML_TYPE_F32) {
+        } else if (type == GGML_TYPE_F32 || type == GGML_TYPE_I32) {
             if (a->nb[0] == 4) memcpy(out, src, (size_t)ne00 * 4);
             else for (int64_t k = 0; k < ne00; k++) out[k] = *(const float *)(src + k * a->nb[0]);
         } else if (type == GGML_TYPE_F16) {

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <fenv.h>
 #include "kernels_convert.h"
+#include "simd_math.h"
 
 /* Extra status bit (beyond the FE_* flags) returned by compute_parallel: an integer
  * power had a negative exponent (numpy raises ValueError). */
@@ -118,12 +119,8 @@ static inline T kern_sgn_##tn(T x) {                                            
 }                                                                                       \
 static inline T kern_sqr_##tn(T x) { return x * x; }                                    \
 static inline T kern_sqrt_##tn(T x) { return sqrt##SFX(x); }                            \
-static inline T kern_exp_##tn(T x) { return exp##SFX(x); }                              \
 static inline T kern_expm1_##tn(T x) { return expm1##SFX(x); }                          \
-static inline T kern_log_##tn(T x) { return log##SFX(x); }                              \
 static inline T kern_log1p_##tn(T x) { return log1p##SFX(x); }                          \
-static inline T kern_sin_##tn(T x) { return sin##SFX(x); }                              \
-static inline T kern_cos_##tn(T x) { return cos##SFX(x); }                              \
 static inline T kern_floor_##tn(T x) { return floor##SFX(x); }                          \
 static inline T kern_ceil_##tn(T x) { return ceil##SFX(x); }                            \
 static inline T kern_round_##tn(T x) { return rint##SFX(x); }                           \
@@ -154,6 +151,18 @@ static inline T kern_scale_##tn(T x, T s) { return x * s; }
 KERN_DEF_FLOAT(f32, float, f, 0x1p64f, FLT_MIN)
 KERN_DEF_FLOAT(f64, double, , 0x1p512, DBL_MIN)
 
+/* exp, log, sin, cos: float64 from the C library (float64 exp matches numpy to 0 ulp);
+ * float32 from the vectorized functions of simd_math.h, one element at a time (the rows
+ * call the vector code directly: same bits) */
+static inline double kern_exp_f64(double x) { return exp(x); }
+static inline double kern_log_f64(double x) { return log(x); }
+static inline double kern_sin_f64(double x) { return sin(x); }
+static inline double kern_cos_f64(double x) { return cos(x); }
+static inline float kern_exp_f32(float x) { return sm_one_exp_f32(x); }
+static inline float kern_log_f32(float x) { return sm_one_log_f32(x); }
+static inline float kern_sin_f32(float x) { return sm_one_sin_f32(x); }
+static inline float kern_cos_f32(float x) { return sm_one_cos_f32(x); }
+
 /* float16 maximum/minimum/fmax/fmin: numpy's half loops are scalar and keep the FIRST
  * operand on ties (maximum(+0, -0) = +0 in float16, -0 in float32/float64). Computed on
  * the float32 values of the halves ("h16" compute type). */
@@ -172,8 +181,6 @@ static inline float kern_fmin_h16(float x, float y) { return (x <= y || y != y) 
 static inline T kern_elu_##tn(T x, T alpha) {                                           \
     return x > 0 ? x : (T)((W)alpha * expm1##SFX((W)x));                                \
 }                                                                                       \
-static inline T kern_sigmoid_##tn(T x) { return (T)((W)1 / ((W)1 + exp##SFX(-(W)x))); } \
-static inline T kern_silu_##tn(T x) { return (T)((W)x / ((W)1 + exp##SFX(-(W)x))); }    \
 static inline T kern_gelu_##tn(T x) {                                                   \
     W w = (W)x;                                                                         \
     W u = (W)0.797884560802865355879892119868763737L * w * ((W)1 + (W)0.044715L * w * w); \
@@ -193,11 +200,18 @@ static inline T kern_softplus_##tn(T x) {                                       
 KERN_DEF_ACT(f32, float, double, )
 KERN_DEF_ACT(f64, double, long double, l)
 
+/* sigmoid, silu: float64 one precision up (long double); float32 from simd_math.h (double
+ * lanes, rounded once) */
+static inline double kern_sigmoid_f64(double x) { return (double)(1.0L / (1.0L + expl(-(long double)x))); }
+static inline double kern_silu_f64(double x) { return (double)((long double)x / (1.0L + expl(-(long double)x))); }
+static inline float kern_sigmoid_f32(float x) { return sm_one_sigmoid_f32(x); }
+static inline float kern_silu_f32(float x) { return sm_one_silu_f32(x); }
+
 /* tanh: numpy's own SIMD tanh is within 1 ulp of the correctly rounded result, glibc's
  * tanhf/tanh within 2, so the two could differ by 3 ulp. Evaluating one precision higher
  * and rounding once gives (almost always) the correctly rounded value: within 1 ulp of
  * numpy (measured, .notes/kernels.md). */
-static inline float kern_tanh_f32(float x) { return (float)tanh((double)x); }
+static inline float kern_tanh_f32(float x) { return sm_one_tanh_f32(x); }   /* simd_math.h */
 static inline double kern_tanh_f64(double x) { return (double)tanhl((long double)x); }
 
 /* ------------------------------------------------------------------ integers */

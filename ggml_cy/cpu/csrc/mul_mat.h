@@ -1,5 +1,5 @@
 /* ggml_cy's CPU matrix product for GGML_OP_MUL_MAT (ggml's convention, all ne order):
- *   a (src0) [K, M, ne02, ne03], f32 or f16;  b (src1) [K, N, ne12, ne13], f32;
+ *   a (src0) [K, M, ne02, ne03], f32, f16 or bf16;  b (src1) [K, N, ne12, ne13], f32;
  *   dst [M, N, ne12, ne13] f32 with dst[n][m] = sum_k a[m][k] * b[n][k],
  *   a broadcast over the batch dims by block repetition (i02 = i12 / (ne12/ne02)).
  * In row-major terms dst (N x M) = B (N x K) . A^T, so both operands are read along K.
@@ -78,6 +78,11 @@ static inline void mm_pack_a(const char * a, int type, int64_t nb00, int64_t nb0
                 } else {
                     for (int64_t k = 0; k < kb; k++)
                         dstp[k * MM_NR + j] = *(const float *)(row + k * nb00);
+                }
+            } else if (type == GGML_TYPE_BF16) {  /* (issue 13, ops3) bf16: the high half */
+                for (int64_t k = 0; k < kb; k++) {
+                    const uint32_t bits = (uint32_t)*(const uint16_t *)(row + k * nb00) << 16;
+                    memcpy(&dstp[k * MM_NR + j], &bits, 4);
                 }
             } else {  /* GGML_TYPE_F16 */
                 for (int64_t k = 0; k < kb; k++)

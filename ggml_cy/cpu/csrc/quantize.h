@@ -314,25 +314,172 @@ static inline int qz_sym_block_avx512(const float * x, float div, float offset, 
     *pd = d;
     return 1;
 }
+
+/* ---- 16 blocks at a time (Q8_0, Q4_0): the per-block horizontal max becomes one
+ * transposing reduction of 16 vectors, and the scale's two divisions one vector division
+ * each, which is where the one-block path spent most of its time. */
+
+/* lane b of the result = the largest (unsigned) lane of m[b] */
+static inline __m512i qz_hmax16_epu32(__m512i * m) {
+    __m512i n[8], o[4], p[2];
+    for (int k = 0; k < 8; ++k)      /* 256-bit halves: block 2k below, 2k+1 above */
+        n[k] = _mm512_max_epu32(_mm512_shuffle_i32x4(m[2 * k], m[2 * k + 1], 0x44),
+                                _mm512_shuffle_i32x4(m[2 * k], m[2 * k + 1], 0xee));
+    for (int k = 0; k < 4; ++k)      /* 128-bit quarters: blocks 4k .. 4k+3 */
+        o[k] = _mm512_max_epu32(_mm512_shuffle_i32x4(n[2 * k], n[2 * k + 1], 0x88),
+                                _mm512_shuffle_i32x4(n[2 * k], n[2 * k + 1], 0xdd));
+    for (int k = 0; k < 2; ++k)      /* quarter j: lanes 0-1 block 8k+j, 2-3 block 8k+4+j */
+        p[k] = _mm512_max_epu32(_mm512_unpacklo_epi64(o[2 * k], o[2 * k + 1]),
+                                _mm512_unpackhi_epi64(o[2 * k], o[2 * k + 1]));
+    const __m512i v = _mm512_unpacklo_epi32(p[0], p[1]), w = _mm512_unpackhi_epi32(p[0], p[1]);
+    const __m512i r = _mm512_max_epu32(_mm512_unpacklo_epi64(v, w), _mm512_unpackhi_epi64(v, w));
+    /* quarter j now holds blocks j, 8+j, 4+j, 12+j */
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14,
+                                                      1, 5, 9, 13, 3, 7, 11, 15), r);
+}
+
+/* the 16 blocks' max |x| as float bits (NaN and inf compare above every finite value) */
+static inline __m512i qz_absmax16_bits(const float * x) {
+    const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+    __m512i m[16];
+    for (int b = 0; b < 16; ++b)
+        m[b] = _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(x + 32 * b), abs),
+                                _mm512_and_si512(_mm512_loadu_si512(x + 32 * b + 16), abs));
+    return qz_hmax16_epu32(m);
+}
+
+/* blocks the vector path leaves to the exact scalar one: a NaN or inf value, or a scale
+ * (amax / |div|) below the smallest normal float */
+static inline __mmask16 qz_slow16(__m512i mbits, float div_abs) {
+    const __m512 amax = _mm512_castsi512_ps(mbits);
+    return _mm512_cmpge_epu32_mask(mbits, _mm512_set1_epi32(0x7f800000)) |
+           (_mm512_cmp_ps_mask(amax, _mm512_setzero_ps(), _CMP_NEQ_OQ) &
+            _mm512_cmp_ps_mask(amax, _mm512_set1_ps(div_abs * 1.17549435e-38f), _CMP_LT_OQ));
+}
+
+/* np.where(d == 0, 0, 1 / d) */
+static inline __m512 qz_inv16(__m512 d) {
+    return _mm512_maskz_div_ps(_mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_NEQ_OQ),
+                               _mm512_set1_ps(1.0f), d);
+}
+
+/* np_roundf(v) (half away from zero) for |v| < 2^23, as int32: v + copysign(0.5, v)
+ * rounded toward zero, then truncated. For v >= 0 that is floor(RD(v + 0.5)), and
+ * floor(RD(y)) = floor(y) because floor(y) is a float32 (and RD(y) lies between it and
+ * y); negative v mirror it. np_roundf's floor(|v|) + floor(2*frac) is floor(|v| + 0.5). */
+static inline __m512i qz_roundaway16(__m512 v) {
+    const __m512 h = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+        _mm512_castps_si512(v), _mm512_set1_epi32(0x3f000000), _mm512_set1_epi32((int)0x80000000u),
+        0xec));                                   /* (v & signbit) | 0.5 */
+    return _mm512_cvttps_epi32(_mm512_add_round_ps(v, h, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+}
+
+static inline void qz_q8_0_scalar_block(const float * x, block_q8_0 * y);
+
+/* Q8_0 of 16 blocks (512 values) */
+static inline void qz_q8_0_x16_avx512(const float * x, block_q8_0 * y) {
+    const __m512i mbits = qz_absmax16_bits(x);
+    const __mmask16 slow = qz_slow16(mbits, 127.0f);
+    const __m512 d = _mm512_div_ps(_mm512_castsi512_ps(mbits), _mm512_set1_ps(127.0f));
+    float idv[16];
+    uint16_t dh[16];
+    _mm512_storeu_ps(idv, qz_inv16(d));
+    _mm256_storeu_si256((__m256i *)dh, _mm512_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT));
+    for (int b = 0; b < 16; ++b) {
+        const float * xb = x + 32 * b;
+        if ((slow >> b) & 1) {
+            qz_q8_0_scalar_block(xb, &y[b]);
+            continue;
+        }
+        const __m512 id = _mm512_set1_ps(idv[b]);
+        const __m128i q0 = _mm512_cvtepi32_epi8(qz_roundaway16(_mm512_mul_ps(_mm512_loadu_ps(xb), id)));
+        const __m128i q1 = _mm512_cvtepi32_epi8(qz_roundaway16(_mm512_mul_ps(_mm512_loadu_ps(xb + 16), id)));
+        y[b].d = dh[b];
+        _mm_storeu_si128((__m128i *)y[b].qs, q0);
+        _mm_storeu_si128((__m128i *)(y[b].qs + 16), q1);
+    }
+}
+
+/* Q4_0 / Q5_0's d = x[argmax |x|] / div (div < 0) for 16 blocks, and which need the scalar
+ * path; the quants as Q4_0 (qz_q4_0_x16_avx512) */
+static inline __mmask16 qz_sym16_scale(const float * x, float div, __m512 * pd) {
+    const __m512i mbits = qz_absmax16_bits(x);
+    const __mmask16 slow = qz_slow16(mbits, -div);
+    uint32_t mv[16];
+    float sv[16];
+    _mm512_storeu_si512(mv, mbits);
+    const __m512i abs = _mm512_set1_epi32(0x7fffffff);
+    for (int b = 0; b < 16; ++b) {
+        const float * xb = x + 32 * b;
+        if ((slow >> b) & 1) {
+            sv[b] = 1.0f;
+            continue;
+        }
+        const __m512i am = _mm512_set1_epi32((int)mv[b]);
+        const uint32_t hit =
+            (uint32_t)_mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_loadu_si512(xb), abs), am) |
+            ((uint32_t)_mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_loadu_si512(xb + 16), abs), am) << 16);
+        sv[b] = xb[__builtin_ctz(hit)];         /* the first value of largest magnitude */
+    }
+    *pd = _mm512_div_ps(_mm512_loadu_ps(sv), _mm512_set1_ps(div));
+    return slow;
+}
+
+static inline void qz_q4_0_scalar_block(const float * x, block_q4_0 * y);
+
+static inline void qz_q4_0_x16_avx512(const float * x, block_q4_0 * y) {
+    __m512 d;
+    const __mmask16 slow = qz_sym16_scale(x, -8.0f, &d);
+    float idv[16];
+    uint16_t dh[16];
+    _mm512_storeu_ps(idv, qz_inv16(d));
+    _mm256_storeu_si256((__m256i *)dh, _mm512_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT));
+    const __m512 off = _mm512_set1_ps(8.5f);
+    const __m512i qm = _mm512_set1_epi32(15);
+    for (int b = 0; b < 16; ++b) {
+        const float * xb = x + 32 * b;
+        if ((slow >> b) & 1) {
+            qz_q4_0_scalar_block(xb, &y[b]);
+            continue;
+        }
+        const __m512 id = _mm512_set1_ps(idv[b]);
+        const __m128i lo = _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_cvttps_epi32(
+            _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(xb), id), off)), qm));
+        const __m128i hi = _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_cvttps_epi32(
+            _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(xb + 16), id), off)), qm));
+        y[b].d = dh[b];
+        _mm_storeu_si128((__m128i *)y[b].qs, _mm_or_si128(lo, _mm_slli_epi16(hi, 4)));
+    }
+}
 #else
 #define QZ_AVX512 0
 #endif
 
+/* one Q8_0 block through the exact scalar emulation (any values) */
+static inline void qz_q8_0_scalar_block(const float * x, block_q8_0 * y) {
+    const float d = qz_absmax(x, QK8_0) / 127.0f;
+    const float id = qz_inv(d);
+    int8_t q[QK8_0];
+    for (int j = 0; j < QK8_0; ++j) q[j] = qz_roundf_i8(x[j] * id);
+    y->d = qz_f2h(d);
+    memcpy(y->qs, q, QK8_0);
+}
+
 static inline void quantize_row_q8_0(const float * x, void * vy, int64_t k) {
     block_q8_0 * y = (block_q8_0 *)vy;
     const int64_t nb = k / QK8_0;
-    for (int64_t i = 0; i < nb; ++i, x += QK8_0) {
+    int64_t i = 0;
+#if QZ_AVX512
+    for (; i + 16 <= nb; i += 16, x += 16 * QK8_0)
+        qz_q8_0_x16_avx512(x, &y[i]);
+#endif
+    for (; i < nb; ++i, x += QK8_0) {
 #if QZ_AVX512
         if (qz_q8_0_block_avx512(x, &y[i])) continue;
 #elif QZ_AVX2
         if (qz_q8_0_block_avx2(x, &y[i])) continue;
 #endif
-        const float d = qz_absmax(x, QK8_0) / 127.0f;
-        const float id = qz_inv(d);
-        int8_t q[QK8_0];
-        for (int j = 0; j < QK8_0; ++j) q[j] = qz_roundf_i8(x[j] * id);
-        y[i].d = qz_f2h(d);
-        memcpy(y[i].qs, q, QK8_0);
+        qz_q8_0_scalar_block(x, &y[i]);
     }
 }
 
@@ -374,12 +521,25 @@ static inline void qz_pack_high(const uint8_t * q, uint8_t * qh) {
     qh[0] = (uint8_t)h; qh[1] = (uint8_t)(h >> 8); qh[2] = (uint8_t)(h >> 16); qh[3] = (uint8_t)(h >> 24);
 }
 
+/* one Q4_0 block through the exact scalar emulation (any values) */
+static inline void qz_q4_0_scalar_block(const float * x, block_q4_0 * y) {
+    uint8_t q[32];
+    float d;
+    qz_q_sym(x, -8.0f, 8.5f, 15, q, &d);
+    y->d = qz_f2h(d);
+    qz_pack_nibbles(q, y->qs);
+}
+
 static inline void quantize_row_q4_0(const float * x, void * vy, int64_t k) {
     block_q4_0 * y = (block_q4_0 *)vy;
     const int64_t nb = k / QK4_0;
-    uint8_t q[32];
     float d;
-    for (int64_t i = 0; i < nb; ++i, x += QK4_0) {
+    int64_t i = 0;
+#if QZ_AVX512
+    for (; i + 16 <= nb; i += 16, x += 16 * QK4_0)
+        qz_q4_0_x16_avx512(x, &y[i]);
+#endif
+    for (; i < nb; ++i, x += QK4_0) {
 #if QZ_AVX512
         __m128i lo, hi;
         if (qz_sym_block_avx512(x, -8.0f, 8.5f, 15, &d, &lo, &hi)) {
@@ -397,10 +557,9 @@ static inline void quantize_row_q4_0(const float * x, void * vy, int64_t k) {
             continue;
         }
 #endif
-        qz_q_sym(x, -8.0f, 8.5f, 15, q, &d);
-        y[i].d = qz_f2h(d);
-        qz_pack_nibbles(q, y[i].qs);
+        qz_q4_0_scalar_block(x, &y[i]);
     }
+    (void)d;
 }
 
 static inline void quantize_row_q5_0(const float * x, void * vy, int64_t k) {

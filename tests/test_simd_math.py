@@ -1,0 +1,158 @@
+"""The vectorized float32 math functions (issue 14 item 2, csrc/simd_math.h).
+
+Accuracy budget per function (README "Math functions"), checked against a float64
+reference over the whole float32 range: random bit patterns (every exponent, subnormals,
+NaN payloads), dense samples of each function's interesting range, and the special values
+(+-0, +-inf, NaN, the overflow/underflow edges). Special values give numpy's results and
+numpy's floating-point warnings (overflow, divide by zero, invalid; numpy's own float32
+loops raise "underflow" inconsistently, so underflow is not compared). float16/bfloat16
+compute through the float32 rows. Every layout (contiguous, strided, 0-d, graph, evaluate)
+gives the same bits, since the scalar kernel runs the vector code on one element.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import ggml_cy
+
+# max error in float32 ulp against the float64 reference (the README budget)
+BUDGET = {"exp": 1.0, "log": 1.0, "sin": 1.0, "cos": 1.0, "tanh": 1.5, "sigmoid": 1.0,
+          "silu": 1.0}
+# range where the function is not constant/trivial in float32 (dense samples)
+RANGE = {"exp": 104, "log": 3e38, "sin": 2e5, "cos": 2e5, "tanh": 10, "sigmoid": 110,
+         "silu": 140}
+SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 1e-38,
+                     -1e-38, 1.1754942e-38, 88.72283, 88.72284, -87.33654, -87.33655,
+                     -103.97208, -103.97209, -104.0, 1e4, -1e4, 0.9, -0.9, 0.8999999, 1.0,
+                     -1.0, 2.0, 0.5, 1e30, -1e30, 3.4028235e38, -3.4028235e38, np.pi,
+                     np.pi / 2, 2 * np.pi, 131071.99, 131072.0, -131072.0, 1e-30, 200.0,
+                     -200.0, -130.0, -131.0, 1.4142135, 0.70710677], np.float32)
+
+
+def _ref(name, x):
+    xd = np.asarray(x, np.float64)
+    with np.errstate(all="ignore"):
+        if name in ("sigmoid", "silu"):
+            e = np.exp(-np.abs(xd))
+            s = np.where(xd >= 0, 1 / (1 + e), e / (1 + e))
+            return xd * s if name == "silu" else s
+        return getattr(np, name)(xd)
+
+
+def _ulp_err(got, ref):
+    """|got - ref| in units of the float32 spacing at ref (subnormal spacing below)."""
+    with np.errstate(all="ignore"):
+        rf = ref.astype(np.float32)
+        a = np.maximum(np.abs(rf), np.finfo(np.float32).tiny)
+        e = np.abs(got.astype(np.float64) - ref) / np.spacing(a).astype(np.float64)
+    same = (np.isnan(got) & np.isnan(ref)) | (np.isinf(got) & (got == rf))
+    e = np.where(same, 0.0, e)
+    return np.where(np.isnan(e), np.inf, e)
+
+
+def _inputs(name, n=1 << 17, seed=0):
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    mag = 10.0 ** rng.uniform(-6, np.log10(RANGE[name]), n)
+    dense = (rng.standard_normal(n) * mag).astype(np.float32)
+    if name == "log":
+        dense = np.abs(dense)
+        # around 1 (the cancellation zone) and subnormals
+        near1 = (1 + rng.uniform(-0.3, 0.42, n // 4)).astype(np.float32)
+        sub = rng.integers(1, 1 << 23, n // 8, dtype=np.uint32).view(np.float32)
+        dense = np.concatenate([dense, near1, sub])
+    return np.concatenate([SPECIALS, bits, dense])
+
+
+def _cy(name):
+    return getattr(ggml_cy, name)
+
+
+@pytest.mark.parametrize("name", sorted(BUDGET))
+def test_float32_accuracy_budget(name):
+    x = _inputs(name)
+    with np.errstate(all="ignore"):
+        got = _cy(name)(x, n_threads=2)
+    assert got.dtype == np.float32
+    err = _ulp_err(got, _ref(name, x))
+    worst = int(np.argmax(err))
+    assert err[worst] <= BUDGET[name], (
+        f"{name}({x[worst]!r}) = {got[worst]!r}, reference {_ref(name, x[worst:worst + 1])[0]!r}:"
+        f" {err[worst]:.3f} ulp > {BUDGET[name]}")
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sin", "cos", "tanh"])
+def test_special_values_are_numpys(name):
+    x = SPECIALS
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(x)
+        got = _cy(name)(x)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    fin = ~np.isfinite(want) | (want == 0)
+    # infinities and zeros (with their sign) exactly as numpy
+    assert np.array_equal(got[fin & ~np.isnan(want)], want[fin & ~np.isnan(want)])
+    assert np.array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))
+
+
+def _warnings_of(fn, x):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with np.errstate(all="warn"):
+            fn(x)
+    kinds = set()
+    for m in w:
+        msg = str(m.message)
+        for k in ("overflow", "divide", "invalid"):
+            if k in msg:
+                kinds.add(k)
+    return kinds
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sin", "cos", "tanh"])
+def test_special_value_warnings_are_numpys(name):
+    for v in SPECIALS:
+        x = np.array([1.0, v, 0.5], np.float32)
+        assert _warnings_of(_cy(name), x) == _warnings_of(getattr(np, name), x), (name, v)
+
+
+@pytest.mark.parametrize("name", sorted(BUDGET))
+def test_every_layout_gives_the_same_bits(name):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((37, 53)) * 20).astype(np.float32)
+    if name == "log":
+        x = np.abs(x)
+    fn = _cy(name)
+    with np.errstate(all="ignore"):
+        base = fn(x)
+        # strided (transposed) input, every tail length, one element at a time (0-d)
+        assert np.array_equal(fn(x.T.copy().T), base)
+        assert np.array_equal(fn(np.asfortranarray(x)), base)
+        for k in range(1, 20):
+            assert np.array_equal(fn(x.ravel()[:k]), base.ravel()[:k])
+            assert np.array_equal(fn(x.ravel()[1:k + 1]), base.ravel()[1:k + 1])
+        for v, b in zip(x.ravel()[:50], base.ravel()[:50]):
+            assert np.asarray(fn(np.float32(v))).view(np.uint32) == np.float32(b).view(np.uint32)
+        rev = fn(x[::-1, ::-3])
+        assert np.array_equal(rev, base[::-1, ::-3])
+        # graph and evaluate run the same rows
+        ctx = ggml_cy.Context(1 << 20)
+        t = ctx.tensor_from(x)
+        out = getattr(ctx, name)(t)
+        g = ctx.new_graph()
+        g.build_forward_expand(out)
+        g.compute(2)
+        assert np.array_equal(out.numpy(), base)
+        assert np.array_equal(ggml_cy.evaluate(f"{name}(a)", a=x), base)
+
+
+@pytest.mark.parametrize("name", sorted(BUDGET))
+def test_float16_through_float32(name):
+    h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    with np.errstate(all="ignore"):
+        got = _cy(name)(h)
+        want = _ref(name, h.astype(np.float32)).astype(np.float16)
+    assert got.dtype == np.float16
+    d = np.abs(got.view(np.int16).astype(np.int32) - want.view(np.int16).astype(np.int32))
+    ok = (np.isnan(got) & np.isnan(want)) | (d <= 1) | (got == want)
+    assert ok.all(), (name, h[~ok][:5], got[~ok][:5], want[~ok][:5])
