@@ -25,7 +25,7 @@ def main(argv):
     torch = _libs.load_optional("torch")
     import ggml_cy.cuda as gcuda
     info = gcuda.device_info()
-    opts = _harness.Opts.make(1)
+    opts = _harness.Options.make(1)
     env = {"gc": gc, "gcuda": gcuda, "torch": torch, "opts": opts, "l2": info["l2_cache_bytes"]}
     timer = gpu.EventTimer(torch, gcuda)
     out = {"device": info["name"]}
