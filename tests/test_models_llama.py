@@ -81,12 +81,16 @@ def test_prompt_plus_decode_equals_one_pass(models, wtype):
     parts = [model.eval(toks[:4])] + [model.eval([t]) for t in toks[4:]]
     steps = np.concatenate(parts)
     assert len(model._graphs) == 1          # the decode steps reused one graph
-    assert R.nmse(steps, full) < 1e-12, R.nmse(steps, full)
+    # quantized weights: the same integer dot products either way (< 1e-12); float weights:
+    # one-column products run the mat-vec kernel, several columns the blocked GEMM, whose
+    # float32 sums are ordered differently (measured 1.5e-10 for F32, through the f16 cache)
+    tol = 1e-8 if wtype == "F32" else 1e-12
+    assert R.nmse(steps, full) < tol, R.nmse(steps, full)
     assert (steps.argmax(1) == full.argmax(1)).all()
     model.reset()
     last = model.eval(toks, all_logits=False)              # only the last row is projected
     assert last.shape == (1, HP.n_vocab) and model.n_past == len(toks)
-    assert R.nmse(last, full[-1:]) < 1e-12
+    assert R.nmse(last, full[-1:]) < tol
 
 
 def test_thread_counts_agree(models):
