@@ -273,4 +273,13 @@ template <typename T, typename TD> __device__ TD bin_elem_rt(int op, T x, T y) {
     return TD();
 }
 
+// --- issue 13 (cuops2): rope, set_rows, flash attention (cuda/rope.cu, rows.cu, attn.cu)
+bool rope_supported(int dst_type, int src0_type, int src1_type);
+int rope_forward(ggml_tensor * dst, cudaStream_t stream);
+bool set_rows_supported(int dst_type, int b_type, int ids_type);
+int set_rows_forward(ggml_tensor * dst, cudaStream_t stream);
+bool flash_attn_supported(int dst_type, int q_type, int k_type);
+int flash_attn_forward(ggml_tensor * dst, cudaStream_t stream);
+// --- end issue 13 (cuops2)
+
 }  // namespace gcy
