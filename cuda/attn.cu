@@ -214,9 +214,41 @@ static int fa_scratch(size_t bytes, cudaStream_t stream, float ** out) {
     return GGML_CY_CUDA_OK;
 }
 
-bool flash_attn_supported(int dst_type, int q_type, int k_type) {
-    return dst_type == GGML_TYPE_F32 && q_type == GGML_TYPE_F32 &&
-           (k_type == GGML_TYPE_F32 || k_type == GGML_TYPE_F16 || k_type == GGML_TYPE_BF16 || k_type < 0);
+bool attn_is_op(int op) { return op == GGML_OP_FLASH_ATTN_EXT; }
+
+// src0_type: q, src1_type: k (v must match k; the mask is f16: attn_check)
+bool attn_types_ok(int op, int dst_type, int src0_type, int src1_type) {
+    return op == GGML_OP_FLASH_ATTN_EXT && dst_type == GGML_TYPE_F32 && src0_type == GGML_TYPE_F32 &&
+           (src1_type == GGML_TYPE_F32 || src1_type == GGML_TYPE_F16 || src1_type == GGML_TYPE_BF16 || src1_type < 0);
+}
+
+int attn_check(const ggml_tensor * dst) {
+    const ggml_tensor * q = dst->src[0], * k = dst->src[1], * v = dst->src[2], * mask = dst->src[3];
+    if (!q || !k || !v) return fail(GGML_CY_CUDA_ERR_INVALID, "flash_attn_ext: needs q, k and v");
+    if (dst->src[4]) return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "flash_attn_ext: attention sinks (src4) are not supported");
+    if (!attn_types_ok(dst->op, dst->type, q->type, k->type) || v->type != k->type ||
+        (mask && mask->type != GGML_TYPE_F16)) {
+        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "flash_attn_ext: q %s, k %s, v %s, mask %s -> %s (the CUDA kernel "
+                    "takes f32 q, k and v both f32, f16 or bf16, an f16 mask, an f32 result)",
+                    ggml_type_name(q->type), ggml_type_name(k->type), ggml_type_name(v->type),
+                    mask ? ggml_type_name(mask->type) : "none", ggml_type_name(dst->type));
+    }
+    const int64_t DK = k->ne[0], DV = v->ne[0], n_kv = k->ne[1];
+    const int64_t nq1 = q->ne[1], nq2 = q->ne[2], nq3 = q->ne[3];
+    if (q->ne[0] != DK || v->ne[1] != n_kv || k->ne[2] <= 0 || k->ne[3] <= 0 || nq2 % k->ne[2] ||
+        nq3 % k->ne[3] || dst->ne[0] != DV || dst->ne[1] != nq2 || dst->ne[2] != nq1 || dst->ne[3] != nq3) {
+        return fail(GGML_CY_CUDA_ERR_INVALID, "flash_attn_ext: shapes do not match ggml's rule");
+    }
+    if (v->ne[2] != k->ne[2] || v->ne[3] != k->ne[3])
+        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "flash_attn_ext: k and v with different head or batch counts");
+    if (mask && (mask->ne[0] < n_kv || mask->ne[1] < nq1 || mask->ne[2] <= 0 || mask->ne[3] <= 0 ||
+                 nq2 % mask->ne[2] || nq3 % mask->ne[3] || mask->nb[0] != 2)) {
+        return fail(GGML_CY_CUDA_ERR_INVALID, "flash_attn_ext: the mask does not cover or broadcast over q");
+    }
+    if (DK > 1024 || DV > 512) return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "flash_attn_ext: head size above 1024 / 512");
+    if (n_kv >= (1 << 30) || nq1 >= (1 << 30) || nq2 >= (1 << 20) || nq3 >= (1 << 20))
+        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "flash_attn_ext: tensor too large");
+    return GGML_CY_CUDA_OK;
 }
 
 template <typename T, int NW, int NV>
@@ -249,34 +281,12 @@ static float fa_param(const ggml_tensor * t, int i) {
     return f;
 }
 
-int flash_attn_forward(ggml_tensor * dst, cudaStream_t stream) {
+int attn_forward(ggml_tensor * dst, cudaStream_t stream) {
+    GCY_TRY(attn_check(dst));
     const ggml_tensor * q = dst->src[0], * k = dst->src[1], * v = dst->src[2], * mask = dst->src[3];
-    if (!q || !k || !v) return fail(GGML_CY_CUDA_ERR_INVALID, "flash_attn_ext: needs q, k and v");
-    if (!flash_attn_supported(dst->type, q->type, k->type) || v->type != k->type ||
-        (mask && mask->type != GGML_TYPE_F16)) {
-        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "flash_attn_ext: q %s, k %s, v %s, mask %s -> %s (the CUDA kernel "
-                    "takes f32 q, k and v both f32, f16 or bf16, an f16 mask, an f32 result)",
-                    ggml_type_name(q->type), ggml_type_name(k->type), ggml_type_name(v->type),
-                    mask ? ggml_type_name(mask->type) : "none", ggml_type_name(dst->type));
-    }
     const int64_t DK = k->ne[0], DV = v->ne[0], n_kv = k->ne[1];
     const int64_t nq1 = q->ne[1], nq2 = q->ne[2], nq3 = q->ne[3];
-    if (q->ne[0] != DK || v->ne[1] != n_kv || k->ne[2] <= 0 || k->ne[3] <= 0 || nq2 % k->ne[2] ||
-        nq3 % k->ne[3] || dst->ne[0] != DV || dst->ne[1] != nq2 || dst->ne[2] != nq1 || dst->ne[3] != nq3) {
-        return fail(GGML_CY_CUDA_ERR_INVALID, "flash_attn_ext: shapes do not match ggml's rule");
-    }
-    if (v->ne[2] != k->ne[2] || v->ne[3] != k->ne[3]) {
-        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "flash_attn_ext: k and v with different head or batch counts");
-    }
-    if (mask && (mask->ne[0] < n_kv || mask->ne[1] < nq1 || mask->ne[2] <= 0 || mask->ne[3] <= 0 ||
-                 nq2 % mask->ne[2] || nq3 % mask->ne[3] || mask->nb[0] != 2)) {
-        return fail(GGML_CY_CUDA_ERR_INVALID, "flash_attn_ext: the mask does not cover or broadcast over q");
-    }
-    if (DK > 1024 || DV > 512) return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "flash_attn_ext: head size above 1024 / 512");
     if (nelements(dst) == 0) return GGML_CY_CUDA_OK;
-    if (n_kv >= (1 << 30) || nq1 >= (1 << 30) || nq2 >= (1 << 20) || nq3 >= (1 << 20))
-        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "flash_attn_ext: tensor too large");
-    if (mask) GCY_TRY(check_tensor_memory(mask, "mask"));
     fa_args p;
     memset(&p, 0, sizeof p);
     p.q = (const char *)q->data; p.k = (const char *)k->data; p.v = (const char *)v->data;

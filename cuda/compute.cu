@@ -35,7 +35,7 @@ static int validate_node(ggml_tensor * dst) {
         for (int s = 0; s < n; s++)
             if (!dst->src[s]) return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs %d sources", op, n);
         GCY_TRY(check_tensor_memory(dst, "dst"));
-        for (int s = 0; s < n; s++) GCY_TRY(check_tensor_memory(dst->src[s], "src"));
+        for (int s = 0; s < GGML_MAX_SRC; s++) if (dst->src[s]) GCY_TRY(check_tensor_memory(dst->src[s], "src"));
         return GGML_CY_CUDA_OK;
     } else {
         return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "op %d has no CUDA kernel", op);
@@ -55,8 +55,8 @@ static int launch_node(ggml_tensor * dst, cudaStream_t stream) {
     if (op == GGML_OP_MUL_MAT) return mul_mat_forward(dst, stream);
     if (op == GGML_OP_GET_ROWS) return get_rows_forward(dst, stream);   // quant.cu
     if (op == GGML_OP_ROPE) return rope_forward(dst, stream);                 // cuops2: rope.cu
-    if (op == GGML_OP_SET_ROWS) return set_rows_forward(dst, stream);         // rows.cu
-    if (op == GGML_OP_FLASH_ATTN_EXT) return flash_attn_forward(dst, stream); // attn.cu
+    if (op == GGML_OP_SET_ROWS) return rows_forward(dst, stream);         // rows.cu
+    if (op == GGML_OP_FLASH_ATTN_EXT) return attn_forward(dst, stream); // attn.cu
     if (op == GGML_OP_ADD1) {
         // ADD with a one-element src1, which tiles any shape (as the CPU path does)
         if (nelements(dst->src[1]) != 1) return fail(GGML_CY_CUDA_ERR_INVALID, "ADD1: src1 must hold one element");
@@ -166,9 +166,9 @@ int ggml_cy_cuda_supports_op(int op, int dst_type, int src0_type, int src1_type)
     if (op_is_reduce(op)) return reduce_supported(op, dst_type, src0_type);
     if (op == GGML_OP_MUL_MAT) return mul_mat_supported(dst_type, src0_type, src1_type);
     if (op == GGML_OP_GET_ROWS) return get_rows_supported(dst_type, src0_type, src1_type);
-    if (op == GGML_OP_ROPE) return rope_supported(dst_type, src0_type, src1_type);
-    if (op == GGML_OP_SET_ROWS) return set_rows_supported(dst_type, src0_type, src1_type);
-    if (op == GGML_OP_FLASH_ATTN_EXT) return flash_attn_supported(dst_type, src0_type, src1_type);
+    if (op == GGML_OP_ROPE) return rope_types_ok(op, dst_type, src0_type, src1_type);
+    if (op == GGML_OP_SET_ROWS) return rows_types_ok(op, dst_type, src0_type, src1_type);
+    if (op == GGML_OP_FLASH_ATTN_EXT) return attn_types_ok(op, dst_type, src0_type, src1_type);
     if (op == GGML_OP_ADD1) return binary_supported(GGML_OP_ADD, dst_type, src0_type, src1_type);
     return 0;
 }

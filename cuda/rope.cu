@@ -79,37 +79,46 @@ static float rope_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) 
     return n_dims * logf(n_ctx_orig / (n_rot * 2 * (float)M_PI)) / (2 * logf(base));
 }
 
-bool rope_supported(int dst_type, int src0_type, int src1_type) {
-    return (src0_type == GGML_TYPE_F32 || src0_type == GGML_TYPE_F16) && dst_type == src0_type &&
-           (src1_type == GGML_TYPE_I32 || src1_type < 0);
+bool rope_is_op(int op) { return op == GGML_OP_ROPE; }
+
+bool rope_types_ok(int op, int dst_type, int src0_type, int src1_type) {
+    return op == GGML_OP_ROPE && (src0_type == GGML_TYPE_F32 || src0_type == GGML_TYPE_F16) &&
+           dst_type == src0_type && (src1_type == GGML_TYPE_I32 || src1_type < 0);
 }
 
-int rope_forward(ggml_tensor * dst, cudaStream_t stream) {
+int rope_check(const ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0], * pos = dst->src[1], * ff = dst->src[2];
     if (!a || !pos) return fail(GGML_CY_CUDA_ERR_INVALID, "rope: needs a and positions");
-    if (!rope_supported(dst->type, a->type, pos->type) || (ff && ff->type != GGML_TYPE_F32)) {
+    if (!rope_types_ok(dst->op, dst->type, a->type, pos->type) || (ff && ff->type != GGML_TYPE_F32)) {
         return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "rope: a %s, positions %s -> %s (needs f32/f16 a, i32 "
                     "positions, f32 freq factors)", ggml_type_name(a->type), ggml_type_name(pos->type),
                     ggml_type_name(dst->type));
     }
-    const int n_dims = dst->op_params[1], mode = dst->op_params[2], n_ctx_orig = dst->op_params[4];
-    float fp[6];
-    memcpy(fp, &dst->op_params[5], sizeof fp);
-    const float freq_base = fp[0], freq_scale = fp[1], ext_factor = fp[2], attn_factor = fp[3];
-    const float beta_fast = fp[4], beta_slow = fp[5];
+    const int n_dims = dst->op_params[1], mode = dst->op_params[2];
     if (!same_shape(a, dst)) return fail(GGML_CY_CUDA_ERR_INVALID, "rope: dst must have a's shape");
     if (n_dims <= 0 || n_dims % 2 || n_dims > a->ne[0])
         return fail(GGML_CY_CUDA_ERR_INVALID, "rope: n_dims %d must be even, positive and <= ne[0]", n_dims);
     if (mode != 0 && mode != 2)
         return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "rope: mode %d (only 0 normal and 2 NeoX)", mode);
-    if (pos->ne[0] != a->ne[2]) return fail(GGML_CY_CUDA_ERR_INVALID, "rope: one position per token (ne[2])");
+    if (pos->ne[0] != a->ne[2] || pos->ne[1] != 1 || pos->ne[2] != 1 || pos->ne[3] != 1)
+        return fail(GGML_CY_CUDA_ERR_INVALID, "rope: one position per token (ne[2])");
     if (ff && ff->ne[0] < n_dims / 2) return fail(GGML_CY_CUDA_ERR_INVALID, "rope: too few freq factors");
-    if (nelements(dst) == 0) return GGML_CY_CUDA_OK;
     if (n_dims > 8192) return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "rope: n_dims %d > 8192", n_dims);
     for (int i = 0; i < 4; i++)
         if (a->ne[i] >= (1 << 30)) return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "rope: tensor too large");
     if (a->ne[2] * a->ne[3] >= ((int64_t)1 << 31)) return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "rope: too many tokens");
-    if (ff) GCY_TRY(check_tensor_memory(ff, "rope freq factors"));
+    return GGML_CY_CUDA_OK;
+}
+
+int rope_forward(ggml_tensor * dst, cudaStream_t stream) {
+    GCY_TRY(rope_check(dst));
+    const ggml_tensor * a = dst->src[0], * pos = dst->src[1], * ff = dst->src[2];
+    if (nelements(dst) == 0) return GGML_CY_CUDA_OK;
+    const int n_dims = dst->op_params[1], mode = dst->op_params[2], n_ctx_orig = dst->op_params[4];
+    float fp[6];
+    memcpy(fp, &dst->op_params[5], sizeof fp);
+    const float freq_base = fp[0], freq_scale = fp[1], ext_factor = fp[2], attn_factor = fp[3];
+    const float beta_fast = fp[4], beta_slow = fp[5];
     rope_args p;
     p.src = (const char *)a->data; p.dst = (char *)dst->data; p.pos = (const char *)pos->data;
     p.ff = ff ? (const char *)ff->data : nullptr;

@@ -35,16 +35,19 @@ __global__ void __launch_bounds__(BLOCK) k_set_rows(set_rows_args a, uint32_t to
         convert<D>(x);
 }
 
-bool set_rows_supported(int dst_type, int b_type, int ids_type) {
-    return (b_type == GGML_TYPE_F32 || b_type == GGML_TYPE_F16) &&
-           (ids_type == GGML_TYPE_I32 || ids_type == GGML_TYPE_I64) &&
+bool rows_is_op(int op) { return op == GGML_OP_SET_ROWS; }
+
+// src0_type: the rows b, src1_type: the ids c, dst_type: a's
+bool rows_types_ok(int op, int dst_type, int src0_type, int src1_type) {
+    return op == GGML_OP_SET_ROWS && (src0_type == GGML_TYPE_F32 || src0_type == GGML_TYPE_F16) &&
+           (src1_type == GGML_TYPE_I32 || src1_type == GGML_TYPE_I64) &&
            (dst_type == GGML_TYPE_F32 || dst_type == GGML_TYPE_F16 || dst_type == GGML_TYPE_BF16);
 }
 
-int set_rows_forward(ggml_tensor * dst, cudaStream_t stream) {
+int rows_check(const ggml_tensor * dst) {
     const ggml_tensor * b = dst->src[0], * c = dst->src[1];
     if (!b || !c) return fail(GGML_CY_CUDA_ERR_INVALID, "set_rows: needs rows b and ids c");
-    if (!set_rows_supported(dst->type, b->type, c->type)) {
+    if (!rows_types_ok(dst->op, dst->type, b->type, c->type)) {
         return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "set_rows: rows %s, ids %s into %s (the CUDA kernel takes "
                     "f32/f16 rows, i32/i64 ids, an f32/f16/bf16 destination)", ggml_type_name(b->type),
                     ggml_type_name(c->type), ggml_type_name(dst->type));
@@ -53,9 +56,15 @@ int set_rows_forward(ggml_tensor * dst, cudaStream_t stream) {
         c->ne[1] <= 0 || c->ne[2] <= 0 || b->ne[2] % c->ne[1] || b->ne[3] % c->ne[2] || c->ne[3] != 1) {
         return fail(GGML_CY_CUDA_ERR_INVALID, "set_rows: shapes do not match ggml's rule");
     }
+    if (nelements(b) >= ((int64_t)1 << 31)) return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "set_rows: too many elements");
+    return GGML_CY_CUDA_OK;
+}
+
+int rows_forward(ggml_tensor * dst, cudaStream_t stream) {
+    GCY_TRY(rows_check(dst));
+    const ggml_tensor * b = dst->src[0], * c = dst->src[1];
     const int64_t total = nelements(b);
     if (total == 0) return GGML_CY_CUDA_OK;
-    if (total >= ((int64_t)1 << 31)) return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "set_rows: too many elements");
     set_rows_args a;
     a.b = (const char *)b->data; a.ids = (const char *)c->data; a.d = (char *)dst->data;
     for (int i = 0; i < 4; i++) { a.bnb[i] = b->nb[i]; a.dnb[i] = dst->nb[i]; }

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.gpu
 
 gcuda = pytest.importorskip("ggml_cy.cuda")
 from ggml_cy import backend  # noqa: E402
+from ggml_cy.graph.context import OPS  # noqa: E402
 
 RNG = np.random.default_rng(1313)
 
@@ -393,3 +394,23 @@ def test_flash_attn_quantized_kv_is_refused():
     with pytest.raises(_cuda.CudaError, match="flash_attn_ext"):
         be.graph_compute(g)
     del buf
+
+
+# ------------------------------------------------------------------ the llama runner's graph
+@pytest.mark.parametrize("wtype", ["f16", "bf16", "q8_0", "q4_k"])
+def test_llama_graph_nodes_all_have_cuda_kernels(tmp_path, wtype):
+    # every node of ggml_cy.models.llama's forward graph (prompt and decode shapes) is one the
+    # CUDA backend runs: rms_norm/mul/swiglu (cuops1), get_rows, mul_mat, rope_ext, set_rows,
+    # flash_attn_ext, views (cuops2)
+    from ggml_cy.models import llama
+    path = tmp_path / f"m-{wtype}.gguf"
+    llama.write_random_model(path, wtype, n_vocab=300, n_embd=256, n_layer=1, n_head=4,
+                             n_head_kv=2, n_ff=512, n_ctx=64)
+    be = gcuda.cuda_init()
+    with llama.LlamaModel(path, n_ctx=64) as m:
+        for n, n_kv in ((7, 7), (1, 8)):
+            ctx, graph, _, _ = m._build(n, n_kv)
+            names = {v: k for k, v in OPS.items()}
+            missing = sorted({(names.get(int(t.op), int(t.op)), T(t.type).name)
+                              for t in graph.nodes if not be.supports_op(t)})
+            assert not missing, missing
