@@ -35,6 +35,7 @@ struct fa_args {
     int chunk, n_split;
     float scale, softcap, max_bias, m0, m1;
     int n_head_log2;
+    int vec;                             // k and v tiles by 16-byte loads
 };
 
 __device__ __forceinline__ float fa_slope(const fa_args & a, int h) {
@@ -43,6 +44,57 @@ __device__ __forceinline__ float fa_slope(const fa_args & a, int h) {
 }
 
 template <typename T> __device__ __forceinline__ float fa_load(const char * p) { return up(*(const T *)p); }
+
+// 16 bytes of T (8 halves / 8 bfloat16 / 4 floats) widened into out[]
+template <typename T> constexpr int fa_vec_n() { return 16 / (int)sizeof(T); }
+template <typename T> __device__ __forceinline__ void fa_widen16(const uint4 u, float * out) {
+    if constexpr (std::is_same_v<T, float>) {
+        out[0] = __uint_as_float(u.x); out[1] = __uint_as_float(u.y);
+        out[2] = __uint_as_float(u.z); out[3] = __uint_as_float(u.w);
+    } else {
+        const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            if constexpr (std::is_same_v<T, half>) {
+                const float2 f = __half22float2(*(const __half2 *)&w[i]);
+                out[2 * i] = f.x; out[2 * i + 1] = f.y;
+            } else {
+                out[2 * i] = __uint_as_float(w[i] << 16);
+                out[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+            }
+        }
+    }
+}
+
+// rows [k0, k0 + nk) of a k or v head (row stride rs bytes) into a [KT][stride] f32 tile,
+// D values per row (zeros beyond nk rows and from D to D4); vec: 16-byte loads (D % N == 0,
+// rows and base 16-byte aligned, elements adjacent)
+template <typename T, int NTHR>
+__device__ __forceinline__ void fa_load_tile(float * tile, int stride, const char * base, int64_t rs, int64_t es,
+                                             int k0, int nk, int D, int D4, bool vec) {
+    if (vec) {
+        constexpr int N = fa_vec_n<T>();
+        const int per_row = D / N;
+        for (int e = threadIdx.x; e < FA_KT * per_row; e += NTHR) {
+            const int j = e / per_row, c = e - j * per_row;
+            float v[N];
+            if (j < nk) {
+                fa_widen16<T>(__ldg((const uint4 *)(base + (int64_t)(k0 + j) * rs) + c), v);
+            } else {
+#pragma unroll
+                for (int i = 0; i < N; i++) v[i] = 0.0f;
+            }
+            float4 * dst4 = (float4 *)(tile + j * stride + c * N);
+#pragma unroll
+            for (int i = 0; i < N / 4; i++) dst4[i] = make_float4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
+        }
+        return;
+    }
+    for (int e = threadIdx.x; e < FA_KT * D4; e += NTHR) {
+        const int j = e / D4, d = e - j * D4;
+        tile[j * stride + d] = (j < nk && d < D) ? fa_load<T>(base + (int64_t)(k0 + j) * rs + (int64_t)d * es) : 0.0f;
+    }
+}
 
 template <typename T, int NW, int NV>
 __global__ void __launch_bounds__(NW * 32) k_flash_attn(fa_args a) {
@@ -81,19 +133,11 @@ __global__ void __launch_bounds__(NW * 32) k_flash_attn(fa_args a) {
     float acc[NV];
 #pragma unroll
     for (int i = 0; i < NV; i++) acc[i] = 0.0f;
-    const int nthr = NW * 32;
     for (int k0 = kstart; k0 < kend; k0 += FA_KT) {
         __syncthreads();   // the previous tile is consumed (and Qs written, the first time)
         const int nk = min(FA_KT, kend - k0);
-        for (int e = threadIdx.x; e < FA_KT * a.DK4; e += nthr) {
-            const int j = e / a.DK4, d = e - j * a.DK4;
-            Ks[j * a.DKP + d] = (j < nk && d < a.DK) ? fa_load<T>(kb + (int64_t)(k0 + j) * a.knb[1] + (int64_t)d * a.knb[0])
-                                                     : 0.0f;
-        }
-        for (int e = threadIdx.x; e < FA_KT * a.DV; e += nthr) {
-            const int j = e / a.DV, d = e - j * a.DV;
-            Vs[j * a.DV + d] = j < nk ? fa_load<T>(vb + (int64_t)(k0 + j) * a.vnb[1] + (int64_t)d * a.vnb[0]) : 0.0f;
-        }
+        fa_load_tile<T, NW * 32>(Ks, a.DKP, kb, a.knb[1], a.knb[0], k0, nk, a.DK, a.DK4, a.vec);
+        fa_load_tile<T, NW * 32>(Vs, a.DV, vb, a.vnb[1], a.vnb[0], k0, nk, a.DV, a.DV, a.vec);
         __syncthreads();
         if (!valid) continue;
         float s = -INFINITY;
@@ -308,6 +352,13 @@ int attn_forward(ggml_tensor * dst, cudaStream_t stream) {
     p.n_head_log2 = (int)n_head_log2;
     p.m0 = powf(2.0f, -max_bias / (float)n_head_log2);
     p.m1 = powf(2.0f, -(max_bias / 2.0f) / (float)n_head_log2);
+    {   // 16-byte loads of k and v rows: whole vectors per row, aligned rows and bases
+        const int64_t es = (int64_t)ggml_type_size(k->type), N = 16 / es;
+        bool vec = DK % N == 0 && DV % N == 0 && k->nb[0] == es && v->nb[0] == es &&
+                   ((uintptr_t)k->data % 16) == 0 && ((uintptr_t)v->data % 16) == 0;
+        for (int i = 1; i < 4 && vec; i++) vec = k->nb[i] % 16 == 0 && v->nb[i] % 16 == 0;
+        p.vec = vec;
+    }
     const int nw = p.R >= 8 ? 8 : 4;
     p.tiles = (p.R + nw - 1) / nw;
     const int64_t ctas = (int64_t)p.tiles * p.nk2 * nq3;

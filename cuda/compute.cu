@@ -30,7 +30,8 @@ static int validate_node(ggml_tensor * dst) {
         if (!dst->src[0] || !dst->src[1]) return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs two sources", op);
     } else if (op_is_unary(op) || op_is_copy(op) || op_is_reduce(op)) {
         if (!dst->src[0]) return fail(GGML_CY_CUDA_ERR_INVALID, "op needs a source");
-    } else if (op == GGML_OP_ROPE || op == GGML_OP_SET_ROWS || op == GGML_OP_FLASH_ATTN_EXT) {   // cuops2
+    } else if (op == GGML_OP_ROPE || op == GGML_OP_SET_ROWS || op == GGML_OP_FLASH_ATTN_EXT) {
+        // cuops2, provisional: cuops1's family table (FAMILIES: rope_*, rows_*, attn_*) replaces this
         const int n = op == GGML_OP_FLASH_ATTN_EXT || op == GGML_OP_SET_ROWS ? 3 : 2;
         for (int s = 0; s < n; s++)
             if (!dst->src[s]) return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs %d sources", op, n);

@@ -338,12 +338,12 @@ def test_flash_attn_prompt_causal(D, ratio, n_q, n_kv):
     assert nmse(gpu, cpu) <= 5e-4
 
 
-@pytest.mark.parametrize("kvt", [T.F32, T.BF16])
+@pytest.mark.parametrize("kvt", [T.F32, T.F16, T.BF16])
 def test_flash_attn_kv_types_softcap_alibi_batch(kvt):
     inputs = fa_inputs(80, 5, 70, 6, 3, kvt, causal=False, batch=2, mask_heads=3)
     cpu, gpu = run_both(inputs, fa_build(0.1, max_bias=8.0, softcap=20.0))
     assert nmse(gpu, cpu) <= 5e-4
-    inputs = fa_inputs(40, 3, 33, 4, 4, kvt, causal=None)   # no mask, odd head size
+    inputs = fa_inputs(37, 3, 33, 4, 4, kvt, causal=None)   # no mask, odd head size (scalar loads)
     cpu, gpu = run_both(inputs, fa_build(0.3))
     assert nmse(gpu, cpu) <= 5e-4
 
