@@ -15,7 +15,8 @@ import sys
 
 from bench import _env, _harness, _libs
 
-SUITES = ("cpu", "graph", "gpu", "gguf", "quant", "quant_quantize", "math", "model")
+SUITES = ("cpu", "graph", "gpu", "gguf", "quant", "quant_quantize", "math", "matmul",
+          "model")
 
 
 def parse_args(argv):
