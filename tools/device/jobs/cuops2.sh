@@ -7,3 +7,4 @@ python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_cuda_ops_attn.py --ma
   --junitxml="$out/attn.xml" 2>&1 | tail -40
 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_cuda_quant.py -k "get_rows or mul_mat" 2>&1 | tail -8
 timeout 50 python3 tools/device/jobs/cuops2_fa.py "$out/fa.json" 2>&1 | tail -12
+GGML_CY_BENCH_GPU_GROUPS=attn timeout 40 python3 -m bench gpu --json "$out/gpu_attn.json" 2>&1 | tail -12
