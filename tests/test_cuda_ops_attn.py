@@ -279,11 +279,15 @@ def test_cpy_dequantizes_and_refuses_quantizing():
 
 
 # ------------------------------------------------------------------ MUL_MAT (GQA broadcast)
-@pytest.mark.parametrize("wt", [T.F32, T.F16, T.BF16, T.Q8_0, T.Q4_0, T.Q4_K, T.Q6_K])
+# K 128 with n <= 8: the dense mat-vec kernel (16-byte loads of a); K 67: the tiled kernel
+MM_WEIGHTS = [(wt, K) for wt in (T.F32, T.F16, T.BF16) for K in (67, 128)] + \
+    [(wt, 256) for wt in (T.Q8_0, T.Q4_0, T.Q4_K, T.Q6_K)]
+
+
+@pytest.mark.parametrize("wt,K", MM_WEIGHTS)
 @pytest.mark.parametrize("ratio", [1, 2, 4])
 @pytest.mark.parametrize("n", [1, 7, 40])
-def test_mul_mat_gqa(wt, ratio, n):
-    K = 256 if T(wt).is_quantized else 67
+def test_mul_mat_gqa(wt, K, ratio, n):
     M, h_a, b3 = 19, 2, 2
     inputs = {"a": (wt, (K, M, h_a, 1), randf((K, M, h_a, 1))),
               # b stored [K, heads, n, b3] and permuted to [K, n, heads, b3] as llama's q
