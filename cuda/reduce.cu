@@ -2,6 +2,8 @@
 // MEAN (each row, ne0 reduced to 1), MUL_MAT (ggml's a [K, M] x b [K, N] -> [M, N] f32,
 // batched over dims 2 and 3 with a repeated). Reductions accumulate in double, as the CPU
 // path does (the order differs, so results may differ in the last bit of a float64).
+#include <mma.h>
+
 #include "ops.cuh"
 
 namespace gcy {
@@ -222,6 +224,80 @@ __global__ void __launch_bounds__(32 * MV_WARPS) k_mv_dense(mm_args p, int bvec)
     }
 }
 
+// (issue 13, cuops2) f16 / bf16 weights times more than 8 columns (prompt batches): tensor
+// cores (wmma 16x16x16, f32 accumulation) on 64x64 output tiles, 4 warps of 32x32; a's
+// values go to shared memory as they are, b's are rounded to a's type (f16 or bf16), as
+// ggml's CUDA backend does for its cuBLAS path: results within ggml's NMSE bound, not f32.
+constexpr int WM = 64, WN = 64, WK = 32;
+
+template <typename TA>
+__global__ void __launch_bounds__(128) k_mm_dense_wmma(mm_args p, int avec) {
+    using namespace nvcuda;
+    __shared__ __align__(32) TA As[WM][WK + 8];
+    __shared__ __align__(32) TA Bs[WN][WK + 8];
+    __shared__ __align__(32) float Cs[WN][WM + 4];
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int m0 = blockIdx.x * WM, n0 = blockIdx.y * WN;
+    const int z = blockIdx.z;
+    const int i12 = z % p.ne12, i13 = z / p.ne12;
+    const char * a = p.a + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
+    const char * b = p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3];
+    const int wm = warp & 1, wn = warp >> 1;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+#pragma unroll
+    for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.0f);
+    for (int k0 = 0; k0 < p.K; k0 += WK) {
+        // a: 64 rows x 4 chunks of 8 values (16-byte loads when rows allow and the chunk is whole)
+        for (int t = tid; t < WM * (WK / 8); t += 128) {
+            const int r = t >> 2, ck = t & 3, m = m0 + r, k = k0 + ck * 8;
+            const char * ar = a + (int64_t)(m < p.M ? m : 0) * p.anb[1];
+            if (avec && m < p.M && k + 8 <= p.K) {
+                *(uint4 *)&As[r][ck * 8] = __ldg((const uint4 *)(ar + (int64_t)k * sizeof(TA)));
+            } else {
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    As[r][ck * 8 + j] = (m < p.M && k + j < p.K) ? *(const TA *)(ar + (int64_t)(k + j) * p.anb[0])
+                                                               : convert<TA>(0.0f);
+            }
+        }
+        // b: 64 rows x 32 values, one row per warp step (coalesced along k), rounded to TA
+#pragma unroll 4
+        for (int i = 0; i < WN / 4; i++) {
+            const int r = warp * (WN / 4) + i, n = n0 + r, k = k0 + lane;
+            const float x = (n < p.N && k < p.K) ? *(const float *)(b + (int64_t)n * p.bnb[1] + (int64_t)k * p.bnb[0]) : 0.0f;
+            Bs[r][lane] = convert<TA>(x);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < WK; kk += 16) {
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, TA, wmma::row_major> fa[2];
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, TA, wmma::col_major> fb[2];
+#pragma unroll
+            for (int i = 0; i < 2; i++) wmma::load_matrix_sync(fa[i], &As[wm * 32 + i * 16][kk], WK + 8);
+#pragma unroll
+            for (int j = 0; j < 2; j++) wmma::load_matrix_sync(fb[j], &Bs[wn * 32 + j * 16][kk], WK + 8);
+#pragma unroll
+            for (int i = 0; i < 2; i++)
+#pragma unroll
+                for (int j = 0; j < 2; j++) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int j = 0; j < 2; j++)
+            wmma::store_matrix_sync(&Cs[wn * 32 + j * 16][wm * 32 + i * 16], acc[i][j], WM + 4, wmma::mem_col_major);
+    __syncthreads();
+    char * d = p.d + (int64_t)i12 * p.dnb[2] + (int64_t)i13 * p.dnb[3];
+    for (int t = tid; t < WM * WN; t += 128) {
+        const int nl = t / WM, ml = t % WM, m = m0 + ml, n = n0 + nl;
+        if (m < p.M && n < p.N) *(float *)(d + (int64_t)m * p.dnb[0] + (int64_t)n * p.dnb[1]) = Cs[nl][ml];
+    }
+}
+
 template <typename TA>
 static void launch_mv_dense(const mm_args & p, int bvec, unsigned nbatch, cudaStream_t stream) {
     constexpr int R = 4;
@@ -274,6 +350,14 @@ int mul_mat_forward(ggml_tensor * dst, cudaStream_t stream) {
         else if (a->type == GGML_TYPE_BF16) launch_mv_dense<bf16>(p, bvec, nbatch, stream);
         else launch_mv_dense<half>(p, bvec, nbatch, stream);
         return check_launch("mul_mat (mat-vec) kernel launch");
+    }
+    if (a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_BF16) {   // (cuops2) tensor cores, N > 8
+        const int avec = a->nb[0] == es && ((uintptr_t)a->data % 16) == 0 && a->nb[1] % 16 == 0 &&
+                         a->nb[2] % 16 == 0 && a->nb[3] % 16 == 0;
+        const dim3 wgrid(ceil_div(p.M, WM), ceil_div(p.N, WN), (unsigned)(b->ne[2] * b->ne[3]));
+        if (a->type == GGML_TYPE_F16) k_mm_dense_wmma<half><<<wgrid, 128, 0, stream>>>(p, avec);
+        else k_mm_dense_wmma<bf16><<<wgrid, 128, 0, stream>>>(p, avec);
+        return check_launch("mul_mat (tensor-core) kernel launch");
     }
     dim3 grid(ceil_div(p.M, MT), ceil_div(p.N, MT), (unsigned)(b->ne[2] * b->ne[3]));
     dim3 block(32, 8);

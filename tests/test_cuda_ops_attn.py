@@ -10,9 +10,10 @@ Tolerances, per op:
     cos/sin are evaluated in double and rounded once on the device, glibc's cosf/sinf on the
     CPU: they agree except in rare last-bit cases), <= 1e-6 for f16 (such a flip moves one
     half ulp).
-  * MUL_MAT: NMSE <= 1e-9 for f32/f16/bf16 weights (f32 sums in another order), <= 5e-4 for
-    quantized weights (ggml's test-backend-ops bound: the CPU quantizes b to Q8 for its dot
-    products, the device keeps b in f32).
+  * MUL_MAT: NMSE <= 1e-9 for f32 weights and for f16/bf16 weights with 1-8 columns (f32 sums
+    in another order); <= 5e-4 (ggml's test-backend-ops bound) for f16/bf16 weights with more
+    columns (tensor cores, b rounded to the weights' type as ggml's CUDA backend does) and for
+    quantized weights (the CPU quantizes b to Q8 for its dot products).
   * FLASH_ATTN_EXT: NMSE <= 5e-4 (ggml's bound for f16 K/V); both sides compute in f32, so the
     values seen are far below it (printed by tools/device/jobs/cuops2_nmse.py).
 """
@@ -297,7 +298,10 @@ def test_mul_mat_gqa(wt, K, ratio, n):
         return ctx.mul_mat(ts["a"], ctx.permute(ts["b"], 0, 2, 1, 3))
 
     cpu, gpu = run_both(inputs, build)
-    assert nmse(gpu, cpu) <= (5e-4 if T(wt).is_quantized else 1e-9)
+    # f16/bf16 weights with more than 8 columns run on tensor cores with b rounded to the
+    # weights' type (as ggml's CUDA backend): ggml's bound; f32 and mat-vec: f32 sums
+    exact_f32 = not T(wt).is_quantized and (wt == T.F32 or n <= 8)
+    assert nmse(gpu, cpu) <= (1e-9 if exact_f32 else 5e-4)
 
 
 # ------------------------------------------------------------------ FLASH_ATTN_EXT
