@@ -20,22 +20,98 @@ static bool op_is_reduce(int op) {
 static bool op_has_two_sources(int op) {
     return op_is_binary(op) || op == GGML_OP_ADD1 || op == GGML_OP_MUL_MAT || op == GGML_OP_GET_ROWS;
 }
+// The ops of the first backend (elementwise, copies, reductions, MUL_MAT, GET_ROWS): they
+// check their types at launch and read src[0] (and src[1]).
+static bool op_is_basic(int op) {
+    return op_has_two_sources(op) || op_is_unary(op) || op_is_copy(op) || op_is_reduce(op);
+}
+
+// ------------------------------------------------------------------ op families
+// Node-level families (issue 13's ops): each has its own .cu file and three entry points
+// (ops.cuh): is_op, check (types, shapes and op_params of the node, with a message;
+// no memory access) and forward (launches, after check and the memory checks passed).
+struct op_family {
+    const char * name;
+    bool (*is_op)(int op);
+    bool (*types_ok)(int op, int dst_type, int src0_type, int src1_type);   // -1: no src1
+    int (*check)(const ggml_tensor * dst);
+    int (*forward)(ggml_tensor * dst, cudaStream_t stream);
+};
+
+static const op_family FAMILIES[] = {
+    {"nn", nn_is_op, nn_types_ok, nn_check, nn_forward},   // nn.cu: norms, soft_max, diag_mask, GLU
+    // {"shape", shape_is_op, shape_types_ok, shape_check, shape_forward},   // shape.cu: concat, repeat, pad, sorts
+    // cuops2 hooks (one line each, declarations in ops.cuh):
+    // {"rope", rope_is_op, rope_types_ok, rope_check, rope_forward},   // rope.cu: ROPE
+    // {"rows", rows_is_op, rows_types_ok, rows_check, rows_forward},   // rows.cu: SET_ROWS
+    // {"attn", attn_is_op, attn_types_ok, attn_check, attn_forward},   // attn.cu: FLASH_ATTN_EXT
+};
+
+static const op_family * family_of(int op) {
+    for (const op_family & f : FAMILIES)
+        if (f.is_op(op)) return &f;
+    return nullptr;
+}
+
+// How many sources each op takes: src[0..min) must be set, src[max..GGML_MAX_SRC) must be
+// NULL (a source the kernels would ignore is refused, not dropped silently).
+static bool op_src_range(int op, int * min_src, int * max_src) {
+    int lo = -1, hi = -1;
+    if (op_is_view(op)) { lo = 0; hi = GGML_MAX_SRC; }         // nothing is read
+    else if (op_has_two_sources(op)) { lo = 2; hi = 2; }
+    else if (op_is_unary(op) || op_is_reduce(op)) { lo = 1; hi = 1; }
+    else if (op_is_copy(op)) { lo = 1; hi = 2; }                // CPY(a, b): dst views b
+    else switch (op) {
+        case GGML_OP_NORM: case GGML_OP_RMS_NORM: case GGML_OP_GROUP_NORM:
+        case GGML_OP_DIAG_MASK_INF: case GGML_OP_REPEAT: case GGML_OP_PAD:
+        case GGML_OP_ARGSORT: case GGML_OP_TOP_K: case GGML_OP_ARGMAX:
+            lo = 1; hi = 1; break;
+        case GGML_OP_SOFT_MAX: lo = 1; hi = 2; break;           // x, mask (no sinks)
+        case GGML_OP_GLU: lo = 1; hi = 2; break;                // fused, or split x, g
+        case GGML_OP_CONCAT: lo = 2; hi = 2; break;
+        case GGML_OP_ROPE: lo = 2; hi = 3; break;               // x, positions, freq factors
+        case GGML_OP_SET_ROWS: lo = 3; hi = 3; break;           // b, ids, a (dst views a)
+        case GGML_OP_FLASH_ATTN_EXT: lo = 3; hi = 5; break;     // q, k, v, mask, sinks
+        default: return false;
+    }
+    *min_src = lo;
+    *max_src = hi;
+    return true;
+}
+
+static const char * const SRC_ROLE[GGML_MAX_SRC] = {
+    "src0", "src1", "src2", "src3", "src4", "src5", "src6", "src7", "src8", "src9"};
+
+// The node without its memory: op known, sources present as the op needs, and (node-level
+// families) types, shapes and op_params the kernels take.
+static int check_node(const ggml_tensor * dst) {
+    if (!dst) return fail(GGML_CY_CUDA_ERR_INVALID, "node is NULL");
+    const int op = dst->op;
+    int lo, hi;
+    const op_family * fam = family_of(op);
+    if (!op_src_range(op, &lo, &hi) || (!op_is_view(op) && !op_is_basic(op) && !fam))
+        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "op %d has no CUDA kernel", op);
+    if (op_is_view(op)) return GGML_CY_CUDA_OK;
+    for (int s = 0; s < lo; s++)
+        if (!dst->src[s]) {
+            if (op_has_two_sources(op)) return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs two sources", op);
+            if (lo == 1) return fail(GGML_CY_CUDA_ERR_INVALID, "op needs a source");
+            return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs %d sources (src%d is NULL)", op, lo, s);
+        }
+    for (int s = hi; s < GGML_MAX_SRC; s++)
+        if (dst->src[s])
+            return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "op %d: the CUDA kernel takes at most %d "
+                        "sources (src%d is set)", op, hi, s);
+    return fam ? fam->check(dst) : GGML_CY_CUDA_OK;
+}
 
 // Checks the node and its operands (types, presence, memory) without launching anything.
 static int validate_node(ggml_tensor * dst) {
-    if (!dst) return fail(GGML_CY_CUDA_ERR_INVALID, "node is NULL");
-    const int op = dst->op;
-    if (op_is_view(op)) return GGML_CY_CUDA_OK;
-    if (op_has_two_sources(op)) {
-        if (!dst->src[0] || !dst->src[1]) return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs two sources", op);
-    } else if (op_is_unary(op) || op_is_copy(op) || op_is_reduce(op)) {
-        if (!dst->src[0]) return fail(GGML_CY_CUDA_ERR_INVALID, "op needs a source");
-    } else {
-        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "op %d has no CUDA kernel", op);
-    }
+    GCY_TRY(check_node(dst));
+    if (op_is_view(dst->op)) return GGML_CY_CUDA_OK;
     GCY_TRY(check_tensor_memory(dst, "dst"));
-    GCY_TRY(check_tensor_memory(dst->src[0], "src0"));
-    if (op_has_two_sources(op)) GCY_TRY(check_tensor_memory(dst->src[1], "src1"));
+    for (int s = 0; s < GGML_MAX_SRC; s++)
+        if (dst->src[s]) GCY_TRY(check_tensor_memory(dst->src[s], SRC_ROLE[s]));
     return GGML_CY_CUDA_OK;
 }
 
@@ -55,21 +131,24 @@ static int launch_node(ggml_tensor * dst, cudaStream_t stream) {
         return binary_forward(&tmp, stream);
     }
     // CPY(a, b): dst is a view of b (same data and layout), so every copy op writes dst
-    return copy_forward(dst, dst->src[0], stream);
+    if (op_is_copy(op)) return copy_forward(dst, dst->src[0], stream);
+    if (const op_family * fam = family_of(op)) return fam->forward(dst, stream);
+    return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "op %d has no CUDA kernel", op);
 }
 
 // ------------------------------------------------------------------ graph cache
-// Key of one node: everything a launch bakes into its kernel parameters.
+// Key of one node: everything a launch bakes into its kernel parameters (every source,
+// the whole op_params array).
 struct node_key {
     const ggml_tensor * node;
     int op, type;
     int64_t ne[4], nb[4];
     void * data;
-    int32_t op_params[4];
-    const ggml_tensor * src[2];
-    void * src_data[2];
-    int src_type[2];
-    int64_t src_ne[2][4], src_nb[2][4];
+    int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)];
+    const ggml_tensor * src[GGML_MAX_SRC];
+    void * src_data[GGML_MAX_SRC];
+    int src_type[GGML_MAX_SRC];
+    int64_t src_ne[GGML_MAX_SRC][4], src_nb[GGML_MAX_SRC][4];
 };
 
 static void make_key(const ggml_tensor * t, node_key * k) {
@@ -81,7 +160,7 @@ static void make_key(const ggml_tensor * t, node_key * k) {
     memcpy(k->nb, t->nb, sizeof k->nb);
     k->data = t->data;
     memcpy(k->op_params, t->op_params, sizeof k->op_params);
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < GGML_MAX_SRC; s++) {
         const ggml_tensor * x = t->src[s];
         k->src[s] = x;
         if (x) {
@@ -157,7 +236,21 @@ int ggml_cy_cuda_supports_op(int op, int dst_type, int src0_type, int src1_type)
     if (op == GGML_OP_MUL_MAT) return mul_mat_supported(dst_type, src0_type, src1_type);
     if (op == GGML_OP_GET_ROWS) return get_rows_supported(dst_type, src0_type, src1_type);
     if (op == GGML_OP_ADD1) return binary_supported(GGML_OP_ADD, dst_type, src0_type, src1_type);
+    // node-level families: whether some node of these types runs (shapes and op_params
+    // decide the rest: ggml_cy_cuda_supports_node)
+    if (const op_family * fam = family_of(op)) return fam->types_ok(op, dst_type, src0_type, src1_type);
     return 0;
+}
+
+int ggml_cy_cuda_supports_node(const ggml_tensor * node) {
+    if (!node) return 0;
+    if (check_node(node) != GGML_CY_CUDA_OK) return 0;
+    const int op = node->op;
+    if (op_is_view(op) || family_of(op)) return 1;
+    // the first backend's ops check their types at launch: the type table answers
+    const ggml_tensor * s0 = node->src[0], * s1 = node->src[1];
+    return ggml_cy_cuda_supports_op(op, node->type, s0 ? s0->type : -1,
+                                    op_has_two_sources(op) && s1 ? s1->type : -1);
 }
 
 int ggml_cy_cuda_compute_forward(ggml_tensor * dst) {
