@@ -40,7 +40,7 @@ struct op_family {
 
 static const op_family FAMILIES[] = {
     {"nn", nn_is_op, nn_types_ok, nn_check, nn_forward},   // nn.cu: norms, soft_max, diag_mask, GLU
-    // {"shape", shape_is_op, shape_types_ok, shape_check, shape_forward},   // shape.cu: concat, repeat, pad, sorts
+    {"shape", shape_is_op, shape_types_ok, shape_check, shape_forward},   // shape.cu: concat, repeat, pad, sorts
     // cuops2 hooks (one line each, declarations in ops.cuh):
     // {"rope", rope_is_op, rope_types_ok, rope_check, rope_forward},   // rope.cu: ROPE
     // {"rows", rows_is_op, rows_types_ok, rows_check, rows_forward},   // rows.cu: SET_ROWS

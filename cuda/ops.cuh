@@ -285,7 +285,10 @@ bool nn_types_ok(int op, int dst_type, int src0_type, int src1_type);
 int nn_check(const ggml_tensor * dst);
 int nn_forward(ggml_tensor * dst, cudaStream_t stream);
 // shape.cu: CONCAT, REPEAT, PAD, ARGSORT, TOP_K, ARGMAX
-// (declarations land with shape.cu)
+bool shape_is_op(int op);
+bool shape_types_ok(int op, int dst_type, int src0_type, int src1_type);
+int shape_check(const ggml_tensor * dst);
+int shape_forward(ggml_tensor * dst, cudaStream_t stream);
 // cuops2 hooks: rope.cu (ROPE), rows.cu (SET_ROWS), attn.cu (FLASH_ATTN_EXT) declare their
 // rope_* / rows_* / attn_* quadruples here and add one line each to FAMILIES in compute.cu.
 
