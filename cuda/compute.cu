@@ -137,43 +137,42 @@ static int launch_node(ggml_tensor * dst, cudaStream_t stream) {
 }
 
 // ------------------------------------------------------------------ graph cache
-// Key of one node: everything a launch bakes into its kernel parameters (every source,
-// the whole op_params array).
-struct node_key {
-    const ggml_tensor * node;
-    int op, type;
-    int64_t ne[4], nb[4];
-    void * data;
-    int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)];
-    const ggml_tensor * src[GGML_MAX_SRC];
-    void * src_data[GGML_MAX_SRC];
-    int src_type[GGML_MAX_SRC];
-    int64_t src_ne[GGML_MAX_SRC][4], src_nb[GGML_MAX_SRC][4];
-};
+// Key of a node list: everything a launch bakes into its kernel parameters, as words
+// appended per node: the node (pointer, op, type, ne, nb, data, the whole op_params array),
+// its number of sources (up to the last one set) and each source (pointer, data, type, ne,
+// nb). Variable length, so a node with two sources costs 43 words, not GGML_MAX_SRC's.
+static inline void key_put(std::vector<uint64_t> & k, const void * p) { k.push_back((uint64_t)(uintptr_t)p); }
+static inline void key_put4(std::vector<uint64_t> & k, const int64_t * v) {
+    for (int i = 0; i < 4; i++) k.push_back((uint64_t)v[i]);
+}
 
-static void make_key(const ggml_tensor * t, node_key * k) {
-    memset(k, 0, sizeof *k);
-    k->node = t;
-    k->op = t->op;
-    k->type = t->type;
-    memcpy(k->ne, t->ne, sizeof k->ne);
-    memcpy(k->nb, t->nb, sizeof k->nb);
-    k->data = t->data;
-    memcpy(k->op_params, t->op_params, sizeof k->op_params);
-    for (int s = 0; s < GGML_MAX_SRC; s++) {
+static void append_key(const ggml_tensor * t, std::vector<uint64_t> & k) {
+    key_put(k, t);
+    k.push_back(((uint64_t)(uint32_t)t->op << 32) | (uint32_t)t->type);
+    key_put4(k, t->ne);
+    key_put4(k, t->nb);
+    key_put(k, t->data);
+    constexpr int NP = GGML_MAX_OP_PARAMS / sizeof(int32_t);
+    for (int i = 0; i < NP; i += 2)
+        k.push_back(((uint64_t)(uint32_t)t->op_params[i] << 32) | (uint32_t)t->op_params[i + 1]);
+    int n_src = 0;
+    for (int s = 0; s < GGML_MAX_SRC; s++) if (t->src[s]) n_src = s + 1;
+    k.push_back((uint64_t)n_src);
+    for (int s = 0; s < n_src; s++) {
         const ggml_tensor * x = t->src[s];
-        k->src[s] = x;
-        if (x) {
-            k->src_data[s] = x->data;
-            k->src_type[s] = x->type;
-            memcpy(k->src_ne[s], x->ne, sizeof x->ne);
-            memcpy(k->src_nb[s], x->nb, sizeof x->nb);
-        }
+        key_put(k, x);
+        if (!x) continue;
+        key_put(k, x->data);
+        k.push_back((uint64_t)(uint32_t)x->type);
+        key_put4(k, x->ne);
+        key_put4(k, x->nb);
     }
 }
 
 struct graph_entry {
-    std::vector<node_key> keys;
+    const ggml_tensor * first = nullptr;   // nodes[0]: the lookup
+    int n_nodes = 0;
+    std::vector<uint64_t> keys;
     cudaGraphExec_t exec = nullptr;
     uint64_t validated_generation = 0;   // registry generation when memory was last checked
     bool capture_failed = false;
@@ -288,16 +287,18 @@ int ggml_cy_cuda_graph_compute(ggml_tensor ** nodes, int n_nodes, int * replayed
     cudaStream_t stream;
     GCY_TRY(get_stream(&stream));
 
-    std::vector<node_key> keys((size_t)n_nodes);
+    std::vector<uint64_t> keys;
+    keys.reserve((size_t)n_nodes * 48);
     for (int i = 0; i < n_nodes; i++) {
         if (!nodes[i]) return fail(GGML_CY_CUDA_ERR_INVALID, "node %d is NULL", i);
-        make_key(nodes[i], &keys[i]);
+        append_key(nodes[i], keys);
     }
     graph_entry * e = nullptr;
     for (graph_entry * c : g_cache) {
-        if (c->keys.size() == keys.size() && c->keys[0].node == keys[0].node) { e = c; break; }
+        if (c->n_nodes == n_nodes && c->first == nodes[0]) { e = c; break; }
     }
-    const bool same = e && memcmp(e->keys.data(), keys.data(), keys.size() * sizeof(node_key)) == 0;
+    const bool same = e && e->keys.size() == keys.size() &&
+                      memcmp(e->keys.data(), keys.data(), keys.size() * sizeof(uint64_t)) == 0;
     const uint64_t gen = registry_generation();
     // Memory is checked before every launch of new work, and before a replay whenever a
     // buffer was freed since the last check (a replay must never touch freed memory).
@@ -316,7 +317,9 @@ int ggml_cy_cuda_graph_compute(ggml_tensor ** nodes, int n_nodes, int * replayed
             cudaGraphExecDestroy(e->exec);
             e->exec = nullptr;
         }
-        e->keys = keys;
+        e->keys.swap(keys);
+        e->first = nodes[0];
+        e->n_nodes = n_nodes;
         e->capture_failed = false;
         e->validated_generation = gen;
         return run_nodes(nodes, n_nodes, stream);   // first sight: plain launches

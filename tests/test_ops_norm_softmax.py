@@ -135,7 +135,7 @@ def test_table_rows():
                           ("SOFT_MAX", "soft_max_ext"), ("GLU", "glu")]:
         o = optable.BY_NAME[name]
         assert o.kind == "other" and o.builder == builder and o.bstyle == "custom"
-        assert o.cuda == ()                      # CUDA kernels: a later step
+        assert o.cuda == ("f32", "f64")          # CUDA kernels: cuda/nn.cu
 
 
 def test_cuda_library_types():
