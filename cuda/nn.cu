@@ -139,6 +139,57 @@ __global__ void k_norm(view4 x, view4 y, int64_t nrows, T eps) {
     }
 }
 
+// Rows of up to NPT * blockDim elements: the row stays in registers between the passes
+// (x read once, y written once). Same formulas as k_norm; sums in another order.
+template <typename T, bool RMS, int NPT>
+__global__ void k_norm_reg(view4 x, view4 y, int64_t nrows, T eps) {
+    __shared__ double sh[32];
+    const int64_t ir = blockIdx.x;
+    if (ir >= nrows) return;
+    int64_t i1, i2, i3;
+    row_index(ir, x.ne[1], x.ne[2], &i1, &i2, &i3);
+    const char * xp = row_ptr(x, i1, i2, i3);
+    char * yp = (char *)row_ptr(y, i1, i2, i3);
+    const int64_t n = x.ne[0], sb = x.nb[0], db = y.nb[0];
+    T v[NPT];
+#pragma unroll
+    for (int q = 0; q < NPT; q++) {
+        const int64_t j = threadIdx.x + (int64_t)q * blockDim.x;
+        v[q] = j < n ? at<T>(xp, j, sb) : T(0);
+    }
+    double s = 0.0;
+    if constexpr (RMS) {
+#pragma unroll
+        for (int q = 0; q < NPT; q++) s = __dadd_rn(s, (double)(T)(v[q] * v[q]));
+        s = block_sum(s, sh);
+        const T scale = T(1) / r_sqrt<T>((T)(s / (double)n) + eps);
+#pragma unroll
+        for (int q = 0; q < NPT; q++) {
+            const int64_t j = threadIdx.x + (int64_t)q * blockDim.x;
+            if (j < n) *(T *)(yp + j * db) = v[q] * scale;
+        }
+    } else {
+#pragma unroll
+        for (int q = 0; q < NPT; q++) s += (double)v[q];
+        s = block_sum(s, sh);
+        const T mean = (T)(s / (double)n);
+        double s2 = 0.0;
+#pragma unroll
+        for (int q = 0; q < NPT; q++) {
+            const int64_t j = threadIdx.x + (int64_t)q * blockDim.x;
+            const T d = v[q] - mean;
+            if (j < n) s2 = __dadd_rn(s2, (double)(T)(d * d));
+        }
+        s2 = block_sum(s2, sh);
+        const T scale = T(1) / r_sqrt<T>((T)(s2 / (double)n) + eps);
+#pragma unroll
+        for (int q = 0; q < NPT; q++) {
+            const int64_t j = threadIdx.x + (int64_t)q * blockDim.x;
+            if (j < n) *(T *)(yp + j * db) = (v[q] - mean) * scale;
+        }
+    }
+}
+
 // ------------------------------------------------------------------ GROUP_NORM
 // One block per (group g, i3): channels [g*cpg, min(ne2, g*cpg + cpg)).
 template <typename T>
@@ -215,6 +266,63 @@ __global__ void k_soft_max(view4 x, view4 y, view4 m, int has_mask, int m16, int
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) *(T *)(yp + j * db) *= inv;
 }
 
+// SOFT_MAX with the row in registers (NPT elements per thread): y written once.
+template <typename T, int NPT>
+__global__ void k_soft_max_reg(view4 x, view4 y, view4 m, int has_mask, int m16, int64_t nrows,
+                               T scale, float max_bias, float m0, float m1, uint32_t nl2) {
+    __shared__ double shd[32];
+    __shared__ T sht[32];
+    const int64_t ir = blockIdx.x;
+    if (ir >= nrows) return;
+    int64_t i1, i2, i3;
+    row_index(ir, x.ne[1], x.ne[2], &i1, &i2, &i3);
+    const char * xp = row_ptr(x, i1, i2, i3);
+    char * yp = (char *)row_ptr(y, i1, i2, i3);
+    const int64_t n = x.ne[0], sb = x.nb[0], db = y.nb[0];
+    T slope = T(1);
+    if (max_bias > 0.0f) {
+        const uint32_t h = (uint32_t)i2;
+        const double b = h < nl2 ? (double)m0 : (double)m1;
+        const double e = h < nl2 ? (double)(h + 1) : (double)(2 * (h - nl2) + 1);
+        slope = (T)(float)pow(b, e);
+    }
+    const char * mp = has_mask ? row_ptr(m, i1, i2 % m.ne[2], i3 % m.ne[3]) : nullptr;
+    T w[NPT];
+    T mx = T(-INFINITY);
+#pragma unroll
+    for (int q = 0; q < NPT; q++) {
+        const int64_t j = threadIdx.x + (int64_t)q * blockDim.x;
+        if (j < n) {
+            T v = a_mul(at<T>(xp, j, sb), scale);
+            if (mp) {
+                const T mv = m16 ? (T)up(at<half>(mp, j, m.nb[0])) : (T)at<float>(mp, j, m.nb[0]);
+                v = a_add(v, a_mul(slope, mv));
+            }
+            w[q] = v;
+            mx = max_keep(mx, v);
+        } else {
+            w[q] = T(0);
+        }
+    }
+    mx = block_max(mx, sht);
+    double s = 0.0;
+#pragma unroll
+    for (int q = 0; q < NPT; q++) {
+        const int64_t j = threadIdx.x + (int64_t)q * blockDim.x;
+        if (j < n) {
+            w[q] = r_exp<T>(w[q] - mx);
+            s += (double)w[q];
+        }
+    }
+    s = block_sum(s, shd);
+    const T inv = (T)(1.0 / s);
+#pragma unroll
+    for (int q = 0; q < NPT; q++) {
+        const int64_t j = threadIdx.x + (int64_t)q * blockDim.x;
+        if (j < n) *(T *)(yp + j * db) = w[q] * inv;
+    }
+}
+
 // ------------------------------------------------------------------ DIAG_MASK_INF
 template <typename T>
 __global__ void k_diag_mask_inf(view4 x, view4 y, int64_t nrows, int64_t n_past) {
@@ -276,6 +384,14 @@ template <typename F> bool with_fd(int type, F && f) {
 }
 
 unsigned grid_rows(int64_t nrows) { return (unsigned)nrows; }
+
+// Elements per thread of the register kernels (a power of two up to 16), 0: the row is
+// too long for them (the strided multi-pass kernels take it).
+int reg_npt(int64_t n, int block) {
+    for (int npt = 1; npt <= 16; npt <<= 1)
+        if (n <= (int64_t)npt * block) return npt;
+    return 0;
+}
 
 }  // namespace
 
@@ -383,10 +499,29 @@ int nn_forward(ggml_tensor * t, cudaStream_t stream) {
     const int block = s->ne[0] >= NN_BLOCK ? NN_BLOCK : (int)((s->ne[0] + 31) / 32 * 32);
     if (op == GGML_OP_NORM || op == GGML_OP_RMS_NORM) {
         const float eps = param_f32(t, 0);
+        const int npt = reg_npt(s->ne[0], block);
         with_fd(t->type, [&](auto * tp) {
             using T = std::remove_pointer_t<decltype(tp)>;
-            if (op == GGML_OP_RMS_NORM) k_norm<T, true><<<grid, block, 0, stream>>>(x, y, nrows, (T)eps);
-            else k_norm<T, false><<<grid, block, 0, stream>>>(x, y, nrows, (T)eps);
+            const T e = (T)eps;
+            if (op == GGML_OP_RMS_NORM) {
+                switch (npt) {
+                    case 1: k_norm_reg<T, true, 1><<<grid, block, 0, stream>>>(x, y, nrows, e); break;
+                    case 2: k_norm_reg<T, true, 2><<<grid, block, 0, stream>>>(x, y, nrows, e); break;
+                    case 4: k_norm_reg<T, true, 4><<<grid, block, 0, stream>>>(x, y, nrows, e); break;
+                    case 8: k_norm_reg<T, true, 8><<<grid, block, 0, stream>>>(x, y, nrows, e); break;
+                    case 16: k_norm_reg<T, true, 16><<<grid, block, 0, stream>>>(x, y, nrows, e); break;
+                    default: k_norm<T, true><<<grid, block, 0, stream>>>(x, y, nrows, e); break;
+                }
+            } else {
+                switch (npt) {
+                    case 1: k_norm_reg<T, false, 1><<<grid, block, 0, stream>>>(x, y, nrows, e); break;
+                    case 2: k_norm_reg<T, false, 2><<<grid, block, 0, stream>>>(x, y, nrows, e); break;
+                    case 4: k_norm_reg<T, false, 4><<<grid, block, 0, stream>>>(x, y, nrows, e); break;
+                    case 8: k_norm_reg<T, false, 8><<<grid, block, 0, stream>>>(x, y, nrows, e); break;
+                    case 16: k_norm_reg<T, false, 16><<<grid, block, 0, stream>>>(x, y, nrows, e); break;
+                    default: k_norm<T, false><<<grid, block, 0, stream>>>(x, y, nrows, e); break;
+                }
+            }
         });
         return check_launch(op == GGML_OP_NORM ? "NORM" : "RMS_NORM");
     }
@@ -407,10 +542,19 @@ int nn_forward(ggml_tensor * t, cudaStream_t stream) {
     const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float)nl2);
     const view4 m = b ? view_of(b) : x;
     const int m16 = b && b->type == GGML_TYPE_F16;
+    const int npt = reg_npt(s->ne[0], block);
+    const int hm = b != nullptr;
     with_fd(t->type, [&](auto * tp) {
         using T = std::remove_pointer_t<decltype(tp)>;
-        k_soft_max<T><<<grid, block, 0, stream>>>(x, y, m, b != nullptr, m16, nrows, (T)scale,
-                                                  max_bias, m0, m1, nl2);
+        const T sc = (T)scale;
+        switch (npt) {
+            case 1: k_soft_max_reg<T, 1><<<grid, block, 0, stream>>>(x, y, m, hm, m16, nrows, sc, max_bias, m0, m1, nl2); break;
+            case 2: k_soft_max_reg<T, 2><<<grid, block, 0, stream>>>(x, y, m, hm, m16, nrows, sc, max_bias, m0, m1, nl2); break;
+            case 4: k_soft_max_reg<T, 4><<<grid, block, 0, stream>>>(x, y, m, hm, m16, nrows, sc, max_bias, m0, m1, nl2); break;
+            case 8: k_soft_max_reg<T, 8><<<grid, block, 0, stream>>>(x, y, m, hm, m16, nrows, sc, max_bias, m0, m1, nl2); break;
+            case 16: k_soft_max_reg<T, 16><<<grid, block, 0, stream>>>(x, y, m, hm, m16, nrows, sc, max_bias, m0, m1, nl2); break;
+            default: k_soft_max<T><<<grid, block, 0, stream>>>(x, y, m, hm, m16, nrows, sc, max_bias, m0, m1, nl2); break;
+        }
     });
     return check_launch("SOFT_MAX");
 }
