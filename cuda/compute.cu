@@ -41,10 +41,9 @@ struct op_family {
 static const op_family FAMILIES[] = {
     {"nn", nn_is_op, nn_types_ok, nn_check, nn_forward},   // nn.cu: norms, soft_max, diag_mask, GLU
     {"shape", shape_is_op, shape_types_ok, shape_check, shape_forward},   // shape.cu: concat, repeat, pad, sorts
-    // cuops2 hooks (one line each, declarations in ops.cuh):
-    // {"rope", rope_is_op, rope_types_ok, rope_check, rope_forward},   // rope.cu: ROPE
-    // {"rows", rows_is_op, rows_types_ok, rows_check, rows_forward},   // rows.cu: SET_ROWS
-    // {"attn", attn_is_op, attn_types_ok, attn_check, attn_forward},   // attn.cu: FLASH_ATTN_EXT
+    {"rope", rope_is_op, rope_types_ok, rope_check, rope_forward},   // rope.cu: ROPE (cuops2)
+    {"rows", rows_is_op, rows_types_ok, rows_check, rows_forward},   // rows.cu: SET_ROWS
+    {"attn", attn_is_op, attn_types_ok, attn_check, attn_forward},   // attn.cu: FLASH_ATTN_EXT
 };
 
 static const op_family * family_of(int op) {
