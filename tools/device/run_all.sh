@@ -7,7 +7,7 @@
 #   bash tools/device/run_all.sh [--no-build] [job ...]
 set -u
 cd "$(dirname "$0")/../.."
-export PYTHONUNBUFFERED=1 OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-}
+export PYTHONUNBUFFERED=1
 RES=/tmp/devres; mkdir -p "$RES"
 if [ "${1:-}" = "--no-build" ]; then shift; else
   t0=$(date +%s)
