@@ -109,8 +109,27 @@ def layers(gc, gcuda, gops, gten, torch, cupy, c, sync, n):
         timeit("gc.add(a, b)  (allocates)" + sfx, lambda: gc.add(ga, gb), sync)
         timeit("gc a + b  (DeviceTensor.__add__)" + sfx, lambda: ga + gb, sync)
         timeit("gc.add(dlpack(torch a), b, out=o)" + sfx, lambda: gc.add(gd, gb, out=go), sync)
+        fast = getattr(gops, "_fast_call", None)
+        if fast is not None:        # the same calls with the fast path switched off
+            gops._fast_call = lambda *a: None
+            try:
+                timeit("general path: gc.add(a, b, out=o)" + sfx, lambda: gc.add(ga, gb, out=go), sync)
+                timeit("general path: gc.add(a, b)" + sfx, lambda: gc.add(ga, gb), sync)
+            finally:
+                gops._fast_call = fast
         if n != 1000:
             return
+        if fast is not None:
+            kw = {"out": go}
+            timeit("  ops._fast_call('add', (a, b), {out})", lambda: fast("add", (ga, gb), kw), sync)
+            timeit("  ops._fast_call('add', (a, b), {})", lambda: fast("add", (ga, gb), {}), sync)
+            plan = gops._plans.get(c.plan_key("add", ga, gb, go))
+            timeit("  plan.run(a, b, out)", lambda: plan.run(ga, gb, go), sync)
+            plan2 = gops._plans.get(c.plan_key("add", ga, gb, None))
+            timeit("  plan.run(a, b, None)  (allocates)", lambda: plan2.run(ga, gb, None), sync)
+            timeit("  c.plan_key('add', a, b, out)", lambda: c.plan_key("add", ga, gb, go))
+            timeit("  gc.negative(a)", lambda: gc.negative(ga), sync)
+            timeit("  torch.neg(a)", lambda: torch.neg(ta), sync)
         F32 = gten.F32
         kw = {"out": go}
         timeit("  gcuda.eager_call('add', (a, b), {out})", lambda: gcuda.eager_call("add", (ga, gb), kw), sync)
