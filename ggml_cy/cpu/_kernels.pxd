@@ -70,6 +70,10 @@ cdef int default_num_threads() noexcept nogil
 # One pool per process: other modules call these (never include gcy_pool.h themselves).
 ctypedef void (*gcy_task_fn)(void * arg, int ith, int nth) noexcept nogil
 cdef int pool_run(gcy_task_fn fn, void * arg, int nth) noexcept nogil
+# pool_run_dyn (issue 14): workers 1..nth-1 are optional helpers that a late wake-up
+# leaves out; fn(arg, 0, nth) alone must finish the job (a shared work counter) and fn
+# must not call pool_barrier. The caller waits only for the workers that joined.
+cdef int pool_run_dyn(gcy_task_fn fn, void * arg, int nth) noexcept nogil
 cdef void pool_barrier() noexcept nogil
 
 # compute_parallel's result when Ctrl-C (a Python signal handler that raised) stopped a
