@@ -15,7 +15,8 @@ import sys
 
 from bench import _env, _harness, _libs
 
-SUITES = ("cpu", "graph", "gpu", "gguf", "quant", "quant_quantize", "math", "scaling")
+SUITES = ("cpu", "graph", "gpu", "gguf", "quant", "quant_quantize", "math", "matmul",
+          "scaling")
 
 
 def parse_args(argv):
