@@ -16,7 +16,9 @@ import sys
 from bench import _env, _harness, _libs
 
 SUITES = ("cpu", "graph", "gpu", "gguf", "quant", "quant_quantize", "math", "matmul",
-          "model", "scaling")
+          "model",
+          "gpu_overhead",   # gpu_overhead: issue 14 item 5 (host cost per eager GPU call)
+          "scaling")        # scaling: issue 14 item 1 (1, 2, 4, 8, 16 threads)
 
 
 def parse_args(argv):
