@@ -45,61 +45,33 @@ __device__ __forceinline__ float fa_slope(const fa_args & a, int h) {
 
 template <typename T> __device__ __forceinline__ float fa_load(const char * p) { return up(*(const T *)p); }
 
-// Scalar tile load (any strides, any head size): rows [k0, k0 + nk) of a k or v head (row
-// stride rs bytes) into a [KT][stride] f32 tile, D values per row, zeros beyond nk rows and
-// from D to D4.
+// rows [k0, k0 + nk) of a k or v head (row stride rs bytes) into a [KT][stride] f32 tile,
+// D values per row (zeros beyond nk rows and from D to D4); vec: 16-byte loads (D % N == 0,
+// rows and base 16-byte aligned, elements adjacent)
 template <typename T, int NTHR>
 __device__ __forceinline__ void fa_load_tile(float * tile, int stride, const char * base, int64_t rs, int64_t es,
-                                             int k0, int nk, int D, int D4) {
+                                             int k0, int nk, int D, int D4, bool vec) {
+    if (vec) {
+        constexpr int N = 16 / (int)sizeof(T);
+        const int per_row = D / N;
+        for (int e = threadIdx.x; e < FA_KT * per_row; e += NTHR) {
+            const int j = e / per_row, c = e - j * per_row;
+            float v[N];
+            if (j < nk) {
+                widen16<T>(__ldg((const uint4 *)(base + (int64_t)(k0 + j) * rs) + c), v);
+            } else {
+#pragma unroll
+                for (int i = 0; i < N; i++) v[i] = 0.0f;
+            }
+            float4 * dst4 = (float4 *)(tile + j * stride + c * N);
+#pragma unroll
+            for (int i = 0; i < N / 4; i++) dst4[i] = make_float4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
+        }
+        return;
+    }
     for (int e = threadIdx.x; e < FA_KT * D4; e += NTHR) {
         const int j = e / D4, d = e - j * D4;
         tile[j * stride + d] = (j < nk && d < D) ? fa_load<T>(base + (int64_t)(k0 + j) * rs + (int64_t)d * es) : 0.0f;
-    }
-}
-
-// 16-byte loads of a k/v tile pair, in batches of B vectors per thread (8 for 4 warps, 4 for
-// 8 warps: a head size of 128 in one batch either way): every load of a batch is issued
-// before the first shared-memory store (one memory round trip per batch). Items [0, nK) are
-// k's vectors (KT rows x DK / N), [nK, nK + nV) v's.
-struct fa_vec_src {
-    const char * kb; const char * vb; int64_t krs, vrs;
-    int kpr, vpr;                       // vectors per k row, per v row
-};
-
-template <typename T, int NTHR, int FA_B>
-__device__ __forceinline__ void fa_issue(uint4 (&buf)[FA_B], const fa_vec_src & v, int base_item, int k0, int nk) {
-    const int nK = FA_KT * v.kpr, total = nK + FA_KT * v.vpr;
-#pragma unroll
-    for (int i = 0; i < FA_B; i++) {
-        const int e = base_item + threadIdx.x + i * NTHR;
-        buf[i] = make_uint4(0u, 0u, 0u, 0u);
-        if (e < total) {
-            const bool isk = e < nK;
-            const int ee = isk ? e : e - nK, pr = isk ? v.kpr : v.vpr;
-            const int j = ee / pr, c = ee - j * pr;
-            if (j < nk) buf[i] = __ldg((const uint4 *)((isk ? v.kb : v.vb) + (int64_t)(k0 + j) * (isk ? v.krs : v.vrs)) + c);
-        }
-    }
-}
-
-template <typename T, int NTHR, int FA_B>
-__device__ __forceinline__ void fa_commit(const uint4 (&buf)[FA_B], const fa_vec_src & v, int base_item, float * Ks,
-                                          int kstride, float * Vs, int vstride) {
-    constexpr int N = 16 / (int)sizeof(T);
-    const int nK = FA_KT * v.kpr, total = nK + FA_KT * v.vpr;
-#pragma unroll
-    for (int i = 0; i < FA_B; i++) {
-        const int e = base_item + threadIdx.x + i * NTHR;
-        if (e < total) {
-            const bool isk = e < nK;
-            const int ee = isk ? e : e - nK, pr = isk ? v.kpr : v.vpr;
-            const int j = ee / pr, c = ee - j * pr;
-            float x[N];
-            widen16<T>(buf[i], x);
-            float4 * d4 = (float4 *)((isk ? Ks + j * kstride : Vs + j * vstride) + c * N);
-#pragma unroll
-            for (int q = 0; q < N / 4; q++) d4[q] = make_float4(x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]);
-        }
     }
 }
 
@@ -140,30 +112,11 @@ __global__ void __launch_bounds__(NW * 32) k_flash_attn(fa_args a) {
     float acc[NV];
 #pragma unroll
     for (int i = 0; i < NV; i++) acc[i] = 0.0f;
-    constexpr int NTHR = NW * 32, FA_B = NW >= 8 ? 4 : 8;
-    fa_vec_src vs;
-    vs.kb = kb; vs.vb = vb; vs.krs = a.knb[1]; vs.vrs = a.vnb[1];
-    vs.kpr = a.DK / (16 / (int)sizeof(T)); vs.vpr = a.DV / (16 / (int)sizeof(T));
-    const int n_items = FA_KT * (vs.kpr + vs.vpr);
-    // one batch holds the whole tile: the next tile's loads are issued before this one's math
-    const bool prefetch = a.vec && n_items <= FA_B * NTHR;
-    uint4 buf[FA_B];
-    if (prefetch) fa_issue<T, NTHR, FA_B>(buf, vs, 0, kstart, min(FA_KT, kend - kstart));
     for (int k0 = kstart; k0 < kend; k0 += FA_KT) {
         __syncthreads();   // the previous tile is consumed (and Qs written, the first time)
         const int nk = min(FA_KT, kend - k0);
-        if (prefetch) {
-            fa_commit<T, NTHR, FA_B>(buf, vs, 0, Ks, a.DKP, Vs, a.DV);
-            if (k0 + FA_KT < kend) fa_issue<T, NTHR, FA_B>(buf, vs, 0, k0 + FA_KT, min(FA_KT, kend - k0 - FA_KT));
-        } else if (a.vec) {
-            for (int b0 = 0; b0 < n_items; b0 += FA_B * NTHR) {
-                fa_issue<T, NTHR, FA_B>(buf, vs, b0, k0, nk);
-                fa_commit<T, NTHR, FA_B>(buf, vs, b0, Ks, a.DKP, Vs, a.DV);
-            }
-        } else {
-            fa_load_tile<T, NTHR>(Ks, a.DKP, kb, a.knb[1], a.knb[0], k0, nk, a.DK, a.DK4);
-            fa_load_tile<T, NTHR>(Vs, a.DV, vb, a.vnb[1], a.vnb[0], k0, nk, a.DV, a.DV);
-        }
+        fa_load_tile<T, NW * 32>(Ks, a.DKP, kb, a.knb[1], a.knb[0], k0, nk, a.DK, a.DK4, a.vec);
+        fa_load_tile<T, NW * 32>(Vs, a.DV, vb, a.vnb[1], a.vnb[0], k0, nk, a.DV, a.DV, a.vec);
         __syncthreads();
         if (!valid) continue;
         float s = -INFINITY;
@@ -229,58 +182,31 @@ __global__ void __launch_bounds__(NW * 32) k_flash_attn(fa_args a) {
     }
 }
 
-// One CTA per row: merges the splits' (M, S, acc): the threads take the splits for the
-// maximum and the weights exp(M_s - M) (kept in shared memory), then the output values.
-constexpr int FA_MERGE_T = 128;
-__global__ void __launch_bounds__(FA_MERGE_T) k_flash_attn_merge(fa_args a, int64_t rows) {
-    extern __shared__ float fa_w[];   // [n_split] weights
-    __shared__ float red[FA_MERGE_T / 32];
+// One warp per row: merges the splits' (M, S, acc) and writes the normalized row.
+__global__ void __launch_bounds__(32) k_flash_attn_merge(fa_args a, int64_t rows) {
     const int64_t row = blockIdx.x;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int lane = threadIdx.x;
     const int stride = a.DV + 2;
-    const float * part = a.part + row * stride;
-    const int64_t sstride = rows * stride;   // between splits
-    float m = -INFINITY;
-    for (int s = tid; s < a.n_split; s += FA_MERGE_T) m = fmaxf(m, part[s * sstride + a.DV]);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    if (lane == 0) red[warp] = m;
-    __syncthreads();
-    float M = red[0];
-#pragma unroll
-    for (int w = 1; w < FA_MERGE_T / 32; w++) M = fmaxf(M, red[w]);
-    __syncthreads();
+    float M = -INFINITY;
+    for (int s = 0; s < a.n_split; s++) M = fmaxf(M, a.part[((int64_t)s * rows + row) * stride + a.DV]);
     float S = 0.0f;
-    for (int s = tid; s < a.n_split; s += FA_MERGE_T) {
-        const float Ms = part[s * sstride + a.DV];
-        const float wgt = Ms == -INFINITY ? 0.0f : expf(Ms - M);
-        fa_w[s] = wgt;
-        S += part[s * sstride + a.DV + 1] * wgt;
+    for (int s = 0; s < a.n_split; s++) {
+        const float * pp = a.part + ((int64_t)s * rows + row) * stride;
+        if (pp[a.DV] != -INFINITY) S += pp[a.DV + 1] * expf(pp[a.DV] - M);
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) S += __shfl_xor_sync(0xffffffffu, S, o);
-    if (lane == 0) red[warp] = S;
-    __syncthreads();
-    S = 0.0f;
-#pragma unroll
-    for (int w = 0; w < FA_MERGE_T / 32; w++) S += red[w];
     const float inv = S == 0.0f ? 0.0f : 1.0f / S;
     const int r = (int)(row % a.R);
     const int64_t gi = row / a.R;
     const int g = (int)(gi % a.nk2), iq3 = (int)(gi / a.nk2);
     const int iq1 = r / a.rk2, iq2 = g * a.rk2 + r % a.rk2;
     char * out = a.dst + (int64_t)iq2 * a.dnb[1] + (int64_t)iq1 * a.dnb[2] + (int64_t)iq3 * a.dnb[3];
-    for (int d = tid; d < a.DV; d += FA_MERGE_T) {
-        float o0 = 0.0f, o1 = 0.0f, o2 = 0.0f, o3 = 0.0f;
-        int s = 0;
-        for (; s + 4 <= a.n_split; s += 4) {   // four independent loads in flight
-            o0 = fmaf(part[s * sstride + d], fa_w[s], o0);
-            o1 = fmaf(part[(s + 1) * sstride + d], fa_w[s + 1], o1);
-            o2 = fmaf(part[(s + 2) * sstride + d], fa_w[s + 2], o2);
-            o3 = fmaf(part[(s + 3) * sstride + d], fa_w[s + 3], o3);
+    for (int d = lane; d < a.DV; d += 32) {
+        float o = 0.0f;
+        for (int s = 0; s < a.n_split; s++) {
+            const float * pp = a.part + ((int64_t)s * rows + row) * stride;
+            if (pp[a.DV] != -INFINITY) o += pp[d] * expf(pp[a.DV] - M);
         }
-        for (; s < a.n_split; s++) o0 = fmaf(part[s * sstride + d], fa_w[s], o0);
-        *(float *)(out + (int64_t)d * a.dnb[0]) = ((o0 + o1) + (o2 + o3)) * inv;
+        *(float *)(out + (int64_t)d * a.dnb[0]) = o * inv;
     }
 }
 
@@ -441,7 +367,7 @@ int attn_forward(ggml_tensor * dst, cudaStream_t stream) {
     else if (k->type == GGML_TYPE_BF16) st = fa_launch_t<bf16>(p, nw, grid, smem, stream);
     else st = fa_launch_t<float>(p, nw, grid, smem, stream);
     if (st != GGML_CY_CUDA_OK || p.n_split == 1) return st;
-    k_flash_attn_merge<<<(unsigned)rows, FA_MERGE_T, (size_t)p.n_split * sizeof(float), stream>>>(p, rows);
+    k_flash_attn_merge<<<(unsigned)rows, 32, 0, stream>>>(p, rows);
     return check_launch("flash_attn_ext merge kernel launch");
 }
 
