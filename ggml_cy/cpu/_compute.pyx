@@ -82,12 +82,6 @@ cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
 
-# (model helper, issue 13 item 4) float weights times a few columns: straight from the
-# weight rows (csrc/mul_mat_vec.h), no packing
-cdef extern from "mul_mat_vec.h" nogil:
-    int mmv_applies(const ggml_tensor * dst)
-    void mmv_compute(const ggml_tensor * dst, int ith, int nth)
-
 cdef extern from "get_rows.h" nogil:
     int gr_supported(int type)
     int gr_compute(const ggml_tensor * dst, int ith, int nth)   # -2: an id out of range
@@ -367,10 +361,7 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
         compute_sum_rows(node, ith, nth, op == GGML_OP_MEAN)
         return 0
     if op == GGML_OP_MUL_MAT:
-        if mmv_applies(node):
-            mmv_compute(node, ith, nth)
-        else:
-            mm_compute(node, ith, nth, <float *> work)
+        mm_compute(node, ith, nth, <float *> work)
         return 0
     if op == GGML_OP_GET_ROWS:
         return gr_compute(node, ith, nth)
