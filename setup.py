@@ -114,7 +114,8 @@ X86_LEVEL_MARCH = {"baseline": "x86-64-v2", "avx2": "x86-64-v3", "avx512": "x86-
 AARCH64_BASELINE = "armv8-a"
 # Other helpers: add a hot kernel module here to give it per-level variants.
 DISPATCHED = ["ggml_cy.cpu._kernels", "ggml_cy.cpu._fused", "ggml_cy.cpu._compute",
-              "ggml_cy.cpu._dequant", "ggml_cy.cpu._quantize", "ggml_cy.cpu._quant_ops"]
+              "ggml_cy.cpu._dequant", "ggml_cy.cpu._quantize", "ggml_cy.cpu._quant_ops",
+              "ggml_cy.cpu._mul_mat"]          # (gemm, issue 14 item 3) eager float mul_mat
 
 
 def _machine():
