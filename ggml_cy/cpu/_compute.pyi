@@ -13,5 +13,3 @@ class Plan:
     n_threads: Any
     steps: Any
     work_size: Any
-
-def barrier_spin_budget() -> Any: ...
