@@ -1,5 +1,5 @@
 """The executor's decode-sized paths (issue 13 item 4): float mul_mat with a few columns
-(csrc/mul_mat_vec.h), quantized mul_mat with a small b in its own region (no inner
+(mul_mat.h's mat-vec path), quantized mul_mat with a small b in its own region (no inner
 barrier), and barriers only where a later step depends on an earlier one (Plan.barriers).
 numpy in float64 is the oracle; thread counts must give the same bits."""
 import numpy as np
