@@ -253,6 +253,102 @@ def op_forward(int op, dst, src0, src1=None, params=None):
     check(ggml_cy_cuda_compute_forward(&d))
 
 
+# ------------------------------------------------------------------ eager fast path
+# The common eager call (an elementwise op over device tensors whose types and layouts
+# need no conversion) as one prepared launch. ops.py builds an EagerPlan the first time it
+# sees a layout -- every check of the general path done once, the ggml_tensor descriptors
+# filled in -- and caches it under plan_key(); later calls with the same layout only put
+# the data pointers in and launch (the library still checks every operand's memory
+# against its registry of live buffers, so a freed or out-of-bounds view raises).
+cdef object _object_new = object.__new__
+
+
+cdef inline size_t _data_ptr(object x) except? 0:
+    """Device address of tensor x's element 0; raises when its buffer was freed."""
+    cdef Buffer b = <Buffer?>x._buf
+    if b.handle == NULL:
+        raise CudaError("a device tensor argument's buffer was freed")
+    return b.ptr + <size_t><int64_t>x._offset
+
+
+cdef object _layout(object x):
+    return None if x is None else (x._type, x._shape, x._strides)
+
+
+def plan_key(str name, a, b, out):
+    """The cache key of an eager call: the op name and each operand's (type, shape,
+    strides); b and out may be None."""
+    return (name, a._type, a._shape, a._strides, _layout(b), _layout(out))
+
+
+cdef class EagerPlan:
+    """dst = op(src0[, src1]) for fixed operand types and layouts: descriptors as
+    op_forward takes them, less the data pointers. out_shape/out_strides/out_type/nbytes
+    describe the tensor a call without out= allocates (contiguous)."""
+    cdef ggml_tensor d, s0, s1
+    cdef int nsrc
+    cdef readonly int out_type
+    cdef readonly size_t nbytes
+    cdef readonly tuple out_shape, out_strides
+    cdef object tensor_cls
+
+    def __init__(self, int op, dst, src0, src1=None, params=None, tensor_cls=None,
+                 tuple out_shape=(), tuple out_strides=(), size_t nbytes=0):
+        fill(&self.d, (dst[0], dst[1], dst[2], 0))
+        fill(&self.s0, (src0[0], src0[1], src0[2], 0))
+        self.d.op = op
+        self.d.src[0] = &self.s0
+        self.nsrc = 1
+        if src1 is not None:
+            fill(&self.s1, (src1[0], src1[1], src1[2], 0))
+            self.d.src[1] = &self.s1
+            self.nsrc = 2
+        if params is not None:
+            for i, v in enumerate(params):
+                self.d.op_params[i] = v
+        self.out_type = dst[0]
+        self.tensor_cls = tensor_cls
+        self.out_shape = out_shape
+        self.out_strides = out_strides
+        self.nbytes = nbytes
+
+    def run(self, a, b, out):
+        """Launches on tensors a (and b) into out; out None: into a new contiguous tensor
+        (its buffer from the caching allocator), which is returned."""
+        cdef Buffer buf
+        cdef ggml_cy_cuda_buffer * h = NULL
+        cdef void * base = NULL
+        cdef size_t sz = 0
+        cdef int st
+        cdef size_t pa = _data_ptr(a), pb = 0, pd
+        if self.nsrc == 2:
+            pb = _data_ptr(b)
+        if out is None:
+            st = ggml_cy_cuda_buffer_alloc(self.nbytes, &h)
+            check(st)
+            buf = Buffer.__new__(Buffer)
+            buf.handle = h
+            buf.size = self.nbytes
+            buf.foreign = False
+            check(ggml_cy_cuda_buffer_info(h, &base, &sz))
+            buf.ptr = <size_t>base
+            out = _object_new(self.tensor_cls)
+            out._buf = buf
+            out._offset = 0
+            out._type = self.out_type
+            out._shape = self.out_shape
+            out._strides = self.out_strides
+        pd = _data_ptr(out)
+        # no Python code runs from here to the launch (another thread could otherwise run
+        # this plan in between: the descriptors are the plan's own)
+        self.s0.data = <void *>pa
+        self.s1.data = <void *>pb
+        self.d.data = <void *>pd
+        st = ggml_cy_cuda_compute_forward(&self.d)
+        check(st)
+        return out
+
+
 def scaled_i8(int op, dst, src0, src1, float s0, float s1, float s_out):
     cdef ggml_tensor d, a, b
     fill(&d, dst)

@@ -353,9 +353,118 @@ def copyto(dst, src):
     return None
 
 
+# ----------------------------------------------------------------------------- fast path
+# The common eager call -- an elementwise op over device tensors that need no conversion,
+# into a new tensor or out= of the result's type -- runs from a prepared launch
+# (_cuda.EagerPlan) cached per operand layout: the general path's type resolution,
+# broadcasting, dim merging and support checks are done once per layout, and a repeated
+# call costs a dict lookup and one C call (issue 14 item 5: host cost per launch).
+_plans = {}
+_NO_PLAN = False      # cached for layouts the general path handles (casts, > 4 dims, ...)
+_PLAN_MAX = 4096
+
+
+def _fast_call(name, args, kwargs):
+    """The result through a cached plan, or None when the general path must run."""
+    if kwargs:
+        if len(kwargs) != 1 or "out" not in kwargs:
+            return None
+        out = kwargs["out"]
+        if type(out) is not DeviceTensor:
+            return None
+    else:
+        out = None
+    n = len(args)
+    if n == 2:
+        a, b = args
+        if type(a) is not DeviceTensor or type(b) is not DeviceTensor:
+            return None
+    elif n == 1:
+        a, b = args[0], None
+        if type(a) is not DeviceTensor:
+            return None
+    else:
+        return None
+    c = _require()
+    key = c.plan_key(name, a, b, out)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _make_plan(c, name, a, b, out)
+        if len(_plans) >= _PLAN_MAX:
+            _plans.clear()
+        _plans[key] = plan
+    if plan is _NO_PLAN:
+        return None
+    return plan.run(a, b, out)
+
+
+def _make_plan(c, name, a, b, out):
+    """An EagerPlan for this call's layout, or _NO_PLAN (the general path then runs and
+    gives its result or its error)."""
+    try:
+        if a.is_quantized or (b is not None and b.is_quantized) or \
+                (out is not None and out.is_quantized):
+            return _NO_PLAN
+        if b is not None:
+            if name not in _BINARY or name == "prelu":
+                return _NO_PLAN
+            ins, outt = _loop_types(getattr(np, name), (a, b), None)
+            srcs = [a, b]
+            opname = _BINARY[name]
+        else:
+            if name in _UNARY:
+                ins, outt = _loop_types(getattr(np, name if name != "abs" else "absolute"),
+                                        (a,), None)
+                opname = _UNARY[name]
+            elif name in _ACTIVATIONS and name not in ("leaky_relu", "elu", "scale"):
+                ins, outt = _loop_types(np.exp, (a,), None)
+                opname = _ACTIVATIONS[name]
+            else:
+                return _NO_PLAN
+            srcs = [a]
+        if list(ins) != [x.ggml_type for x in srcs]:
+            return _NO_PLAN              # an operand is converted first: the general path
+        shape = _broadcast_shape(srcs)
+        itemsize = 2 if outt == BF16 else np_dtype(outt).itemsize
+        if out is not None:
+            if out.ggml_type != outt or tuple(out.shape) != shape:
+                return _NO_PLAN
+            target = out
+        else:
+            target = _Layout(shape, contiguous_strides(shape, itemsize), itemsize)
+        size = 1
+        for n in shape:
+            size *= n
+        if size == 0:
+            return _NO_PLAN
+        descs = _descs(target, srcs)
+        if descs is None:
+            return _NO_PLAN
+        op = c.OPS[opname]
+        types = [x.ggml_type for x in srcs]
+        if not c.supports_op(op, outt, types[0], types[1] if b is not None else -1):
+            return _NO_PLAN
+        ops = [(t, ne, nb) for t, (ne, nb) in zip([outt] + types, descs)]
+        return c.EagerPlan(op, ops[0], ops[1], ops[2] if b is not None else None, None,
+                           DeviceTensor, target.shape, target.strides, size * itemsize)
+    except Exception:
+        return _NO_PLAN
+
+
+class _Layout:
+    """Shape and strides of a result not allocated yet (what _descs reads)."""
+    __slots__ = ("shape", "strides", "itemsize")
+
+    def __init__(self, shape, strides, itemsize):
+        self.shape, self.strides, self.itemsize = shape, strides, itemsize
+
+
 def eager_call(name, args, kwargs):
     """The eager API's entry for device tensors: ggml_cy.<name>(*args, **kwargs) computed
     on the device. Type promotion follows numpy (the loop numpy would pick)."""
+    r = _fast_call(name, args, kwargs)
+    if r is not None:
+        return r
     _require()
     if name in _QUANT_EAGER:
         return globals()[name](*args, **(kwargs or {}))

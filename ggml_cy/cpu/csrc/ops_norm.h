@@ -80,6 +80,24 @@ static inline int on_same_ne(const ggml_tensor * a, const ggml_tensor * b) {
     for (; i < n; i++) { const int64_t k = i; s0_ += (double)(EXPR); }                     \
     const double sum = (s0_ + s1_) + (s2_ + s3_);
 
+/* The row-parallel driver shared by norm and rms_norm: rows of src0 split evenly over the
+ * threads, each normalized by on_<op>_row_<tn> with eps from op_params[0]. */
+#define ON_DEF_ROW_DRIVER(op, tn, T, R)                                                   \
+static void on_##op##_##tn(const ggml_tensor * dst, int ith, int nth) {                  \
+    const ggml_tensor * s = dst->src[0];                                                   \
+    const R eps = (R)on_param_f32(dst, 0);                                                 \
+    const int64_t n = s->ne[0], ne1 = s->ne[1], ne2 = s->ne[2];                            \
+    const int64_t nr = ne1 * ne2 * s->ne[3], ir0 = nr * ith / nth, ir1 = nr * (ith + 1) / nth; \
+    const int64_t sb = s->nb[0], db = dst->nb[0];                                          \
+    if (n == 0) return;                                                                    \
+    for (int64_t ir = ir0; ir < ir1; ir++) {                                               \
+        const int64_t i1 = ir % ne1, i2 = (ir / ne1) % ne2, i3 = ir / (ne1 * ne2);         \
+        const char * x = ON_PTR(s, i1, i2, i3);                                            \
+        char * y = ON_PTR(dst, i1, i2, i3);                                                \
+        ON_ROWS(T, on_##op##_row_##tn(x, sb_, y, db_, n, eps))                             \
+    }                                                                                      \
+}
+
 #define ON_DEF_NORMS(tn, T, R, SQ)                                                        \
 ON_INL void on_norm_row_##tn(const char * x, int64_t sb, char * y, int64_t db, int64_t n, \
                              R eps) {                                                      \
@@ -101,34 +119,8 @@ ON_INL void on_rms_norm_row_##tn(const char * x, int64_t sb, char * y, int64_t d
     for (int64_t j = 0; j < n; j++)                                                        \
         ON_AT(T, y, j, db) = (T)((R)ON_AT(const T, x, j, sb) * scale);                     \
 }                                                                                          \
-static void on_norm_##tn(const ggml_tensor * dst, int ith, int nth) {                    \
-    const ggml_tensor * s = dst->src[0];                                                   \
-    const R eps = (R)on_param_f32(dst, 0);                                                 \
-    const int64_t n = s->ne[0], ne1 = s->ne[1], ne2 = s->ne[2];                            \
-    const int64_t nr = ne1 * ne2 * s->ne[3], ir0 = nr * ith / nth, ir1 = nr * (ith + 1) / nth; \
-    const int64_t sb = s->nb[0], db = dst->nb[0];                                          \
-    if (n == 0) return;                                                                    \
-    for (int64_t ir = ir0; ir < ir1; ir++) {                                               \
-        const int64_t i1 = ir % ne1, i2 = (ir / ne1) % ne2, i3 = ir / (ne1 * ne2);         \
-        const char * x = ON_PTR(s, i1, i2, i3);                                            \
-        char * y = ON_PTR(dst, i1, i2, i3);                                                \
-        ON_ROWS(T, on_norm_row_##tn(x, sb_, y, db_, n, eps))                               \
-    }                                                                                      \
-}                                                                                          \
-static void on_rms_norm_##tn(const ggml_tensor * dst, int ith, int nth) {                \
-    const ggml_tensor * s = dst->src[0];                                                   \
-    const R eps = (R)on_param_f32(dst, 0);                                                 \
-    const int64_t n = s->ne[0], ne1 = s->ne[1], ne2 = s->ne[2];                            \
-    const int64_t nr = ne1 * ne2 * s->ne[3], ir0 = nr * ith / nth, ir1 = nr * (ith + 1) / nth; \
-    const int64_t sb = s->nb[0], db = dst->nb[0];                                          \
-    if (n == 0) return;                                                                    \
-    for (int64_t ir = ir0; ir < ir1; ir++) {                                               \
-        const int64_t i1 = ir % ne1, i2 = (ir / ne1) % ne2, i3 = ir / (ne1 * ne2);         \
-        const char * x = ON_PTR(s, i1, i2, i3);                                            \
-        char * y = ON_PTR(dst, i1, i2, i3);                                                \
-        ON_ROWS(T, on_rms_norm_row_##tn(x, sb_, y, db_, n, eps))                           \
-    }                                                                                      \
-}                                                                                          \
+ON_DEF_ROW_DRIVER(norm, tn, T, R)                                                        \
+ON_DEF_ROW_DRIVER(rms_norm, tn, T, R)                                                    \
 static void on_group_norm_##tn(const ggml_tensor * dst, int ith, int nth) {              \
     const ggml_tensor * s = dst->src[0];                                                   \
     const int64_t n_groups = dst->op_params[0];                                            \
