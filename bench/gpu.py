@@ -348,6 +348,73 @@ def quant_cases(env):
     return cases
 
 
+# --- issue 13 (cuops2): flash_attn_ext decode on the CUDA backend vs torch's SDPA
+def _attn_case(env, D, n_kv, nh, nkv):
+    torch, gc, gcuda = env["torch"], env["gc"], env["gcuda"]
+    T = gc.GGMLType
+
+    def setup():
+        from ggml_cy import backend
+        import torch.nn.functional as F
+        kv_bytes = 2 * n_kv * nkv * D * 2
+        k = _rotation(kv_bytes, env["l2"], env["opts"].smoke)
+        be = gcuda.cuda_init()
+        rng = np.random.default_rng(3)
+        qh = rng.standard_normal((nh, D)).astype(np.float32)
+        kh = [rng.standard_normal((nkv, n_kv, D)).astype(np.float16) for _ in range(k)]
+        vh = [rng.standard_normal((nkv, n_kv, D)).astype(np.float16) for _ in range(k)]
+        keep, graphs, outs = [], [], []
+        for i in range(k):
+            ctx = gc.Context(mem_size=1 << 20, no_alloc=True)
+            q = ctx.new_tensor(T.F32, (D, 1, nh, 1))
+            kt = ctx.new_tensor(T.F16, (D, n_kv, nkv, 1))
+            vt = ctx.new_tensor(T.F16, (D, n_kv, nkv, 1))
+            m = ctx.new_tensor(T.F16, (n_kv, 1, 1, 1))
+            o = ctx.flash_attn_ext(q, kt, vt, m, 1.0 / math.sqrt(D))
+            g = ctx.new_graph()
+            g.build_forward_expand(o)
+            buf = backend.alloc_ctx_tensors(ctx, be)
+            for t, a in ((q, qh), (kt, kh[i]), (vt, vh[i]), (m, np.zeros((1, n_kv), np.float16))):
+                backend.tensor_set(t, a)
+            be.graph_compute(g)
+            be.graph_compute(g)            # captured: later launches replay it
+            keep.append((ctx, buf))
+            graphs.append(g)
+            outs.append(o)
+        got = backend.tensor_get(outs[0]).reshape(nh, D).astype(np.float64)
+        tq = torch.from_numpy(qh).to("cuda", torch.float16).reshape(1, nh, 1, D)
+        tk = [torch.from_numpy(x).to("cuda").unsqueeze(0) for x in kh]
+        tv = [torch.from_numpy(x).to("cuda").unsqueeze(0) for x in vh]
+        gqa = nh != nkv
+
+        def t_call(i):
+            return F.scaled_dot_product_attention(tq, tk[i % k], tv[i % k], scale=1.0 / math.sqrt(D),
+                                                  enable_gqa=gqa)
+        ref = t_call(0).float().reshape(nh, D).cpu().numpy().astype(np.float64)
+        nmse = float(np.sum((got - ref) ** 2) / np.sum(ref ** 2))
+        notes = [f"one query, {nh} heads, {nkv} k/v heads, {n_kv} keys, head size {D}, f16 k/v "
+                 f"({kv_bytes / 1e6:.1f} MB, {k} rotating sets); ggml_cy: f32 q, f16 mask, a "
+                 "replayed one-node graph; torch: f16 q, no mask (its fastest path); GB/s counts "
+                 "the k/v bytes",
+                 f"NMSE ggml_cy vs torch: {nmse:.2e}"]
+        keep_alive = (keep, tk, tv)
+
+        def g_call(i):
+            be.graph_compute(graphs[i % k])
+            return keep_alive
+        return Setup({}, nbytes=kv_bytes, reference=None, notes=notes), {
+            "ggml_cy": g_call, "torch": t_call}
+
+    return Case(f"flash_attn_ext decode D{D} {nh}/{nkv} heads {n_kv} keys f16", setup, group="attn",
+                params={"op": "flash_attn_ext", "D": D, "n_kv": n_kv, "n_head": nh, "n_head_kv": nkv})
+
+
+def attn_cases(env):
+    return [_attn_case(env, 128, 4096, 32, 8), _attn_case(env, 128, 16384, 32, 8),
+            _attn_case(env, 64, 4096, 32, 32)]
+# --- end issue 13 (cuops2)
+
+
 def copy_fraction_ratio(results):
     """GB/s over the d2d copy ceiling measured in this run (ggml_cy's copy)."""
     ceil = next((r.gbps("ggml_cy") for r in results if r.case.group == "ceiling"), None)
@@ -361,7 +428,8 @@ def build_cases(env):
     groups = os.environ.get("GGML_CY_BENCH_GPU_GROUPS")   # e.g. "quant": only those rows
     if groups:
         want = set(groups.split(","))
-        return cases + (quant_cases(env) if "quant" in want else [])
+        return cases + (quant_cases(env) if "quant" in want else []) + \
+            (attn_cases(env) if "attn" in want else [])   # (cuops2)
     sizes = [1 << 20, 1 << 24] if quick else [1 << 20, 1 << 24, 1 << 27]
     t_contig = [Target("torch>=0.95", "vs_torch", 0.95)]
     for dt in (np.float32, np.float16):
@@ -381,6 +449,7 @@ def build_cases(env):
                             [Target("torch>=2.5", "vs_torch", 2.5)]))
     cases.append(_graph_case(env))
     cases.extend(quant_cases(env))
+    cases.extend(attn_cases(env))   # (cuops2)
     return cases
 
 

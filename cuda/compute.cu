@@ -30,6 +30,14 @@ static int validate_node(ggml_tensor * dst) {
         if (!dst->src[0] || !dst->src[1]) return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs two sources", op);
     } else if (op_is_unary(op) || op_is_copy(op) || op_is_reduce(op)) {
         if (!dst->src[0]) return fail(GGML_CY_CUDA_ERR_INVALID, "op needs a source");
+    } else if (op == GGML_OP_ROPE || op == GGML_OP_SET_ROWS || op == GGML_OP_FLASH_ATTN_EXT) {
+        // cuops2, provisional: cuops1's family table (FAMILIES: rope_*, rows_*, attn_*) replaces this
+        const int n = op == GGML_OP_FLASH_ATTN_EXT || op == GGML_OP_SET_ROWS ? 3 : 2;
+        for (int s = 0; s < n; s++)
+            if (!dst->src[s]) return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs %d sources", op, n);
+        GCY_TRY(check_tensor_memory(dst, "dst"));
+        for (int s = 0; s < GGML_MAX_SRC; s++) if (dst->src[s]) GCY_TRY(check_tensor_memory(dst->src[s], "src"));
+        return GGML_CY_CUDA_OK;
     } else {
         return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "op %d has no CUDA kernel", op);
     }
@@ -47,6 +55,9 @@ static int launch_node(ggml_tensor * dst, cudaStream_t stream) {
     if (op_is_reduce(op)) return reduce_forward(dst, stream);
     if (op == GGML_OP_MUL_MAT) return mul_mat_forward(dst, stream);
     if (op == GGML_OP_GET_ROWS) return get_rows_forward(dst, stream);   // quant.cu
+    if (op == GGML_OP_ROPE) return rope_forward(dst, stream);                 // cuops2: rope.cu
+    if (op == GGML_OP_SET_ROWS) return rows_forward(dst, stream);         // rows.cu
+    if (op == GGML_OP_FLASH_ATTN_EXT) return attn_forward(dst, stream); // attn.cu
     if (op == GGML_OP_ADD1) {
         // ADD with a one-element src1, which tiles any shape (as the CPU path does)
         if (nelements(dst->src[1]) != 1) return fail(GGML_CY_CUDA_ERR_INVALID, "ADD1: src1 must hold one element");
@@ -156,6 +167,9 @@ int ggml_cy_cuda_supports_op(int op, int dst_type, int src0_type, int src1_type)
     if (op_is_reduce(op)) return reduce_supported(op, dst_type, src0_type);
     if (op == GGML_OP_MUL_MAT) return mul_mat_supported(dst_type, src0_type, src1_type);
     if (op == GGML_OP_GET_ROWS) return get_rows_supported(dst_type, src0_type, src1_type);
+    if (op == GGML_OP_ROPE) return rope_types_ok(op, dst_type, src0_type, src1_type);
+    if (op == GGML_OP_SET_ROWS) return rows_types_ok(op, dst_type, src0_type, src1_type);
+    if (op == GGML_OP_FLASH_ATTN_EXT) return attn_types_ok(op, dst_type, src0_type, src1_type);
     if (op == GGML_OP_ADD1) return binary_supported(GGML_OP_ADD, dst_type, src0_type, src1_type);
     return 0;
 }

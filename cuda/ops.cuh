@@ -273,4 +273,21 @@ template <typename T, typename TD> __device__ TD bin_elem_rt(int op, T x, T y) {
     return TD();
 }
 
+// --- issue 13 (cuops2): node-level families in compute.cu's table: is_op, types_ok (the
+// type-level answer; src1_type -1: none), check (types, shapes, op_params; no memory access),
+// forward (launches on stream)
+bool rope_is_op(int op);                       // rope.cu: ROPE
+bool rope_types_ok(int op, int dst_type, int src0_type, int src1_type);
+int rope_check(const ggml_tensor * dst);
+int rope_forward(ggml_tensor * dst, cudaStream_t stream);
+bool rows_is_op(int op);                       // rows.cu: SET_ROWS
+bool rows_types_ok(int op, int dst_type, int src0_type, int src1_type);
+int rows_check(const ggml_tensor * dst);
+int rows_forward(ggml_tensor * dst, cudaStream_t stream);
+bool attn_is_op(int op);                       // attn.cu: FLASH_ATTN_EXT
+bool attn_types_ok(int op, int dst_type, int src0_type, int src1_type);
+int attn_check(const ggml_tensor * dst);
+int attn_forward(ggml_tensor * dst, cudaStream_t stream);
+// --- end issue 13 (cuops2)
+
 }  // namespace gcy

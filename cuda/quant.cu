@@ -165,6 +165,10 @@ static int launch_dequant(const ggml_tensor * src, const ggml_tensor * dst, cons
     const int64_t n = per_row * rows;
     const unsigned grid = ceil_div(n, BLOCK);
     int st = GGML_CY_CUDA_ERR_UNSUPPORTED;
+    if (src->type == GGML_TYPE_I32 && dst->type == GGML_TYPE_I32 && ids) {   // (issue 13, cuops2) i32 tables
+        k_get_rows_plain<int32_t, int32_t><<<grid, BLOCK, 0, stream>>>(a, (uint32_t)n);
+        return check_launch("get_rows kernel launch");
+    }
     with_float_out(dst->type, [&](auto dp) {
         using D = std::remove_pointer_t<decltype(dp)>;
         a.vec = dnb[0] == (int64_t)sizeof(D) && ((uintptr_t)dst->data % 16) == 0 && dnb[1] % 16 == 0 &&
@@ -260,7 +264,9 @@ int quant_copy_forward(ggml_tensor * dst, const ggml_tensor * src, cudaStream_t 
 // ggml's rule: a [ne00, ne01, ne02, ne03], rows int32 [ne10, ne11, ne12], dst [ne00, ne10,
 // ne11, ne12]: dst row (i10, i11, i12) = a row (rows[i10, i11, i12], i11, i12).
 bool get_rows_supported(int dst_type, int a_type, int ids_type) {
-    if (ids_type != GGML_TYPE_I32 || !is_float_out(dst_type)) return false;
+    if (ids_type != GGML_TYPE_I32) return false;
+    if (a_type == GGML_TYPE_I32) return dst_type == GGML_TYPE_I32;   // (issue 13, cuops2) bits copied
+    if (!is_float_out(dst_type)) return false;
     return quant_supported(a_type) || is_float_out(a_type);
 }
 
@@ -269,7 +275,7 @@ int get_rows_forward(ggml_tensor * dst, cudaStream_t stream) {
     const ggml_tensor * ids = dst->src[1];
     if (!get_rows_supported(dst->type, a->type, ids->type)) {
         return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "get_rows: table %s, rows %s -> %s (needs an f32/f16/bf16 or "
-                    "quantized table, int32 rows, an f32/f16/bf16 result)", ggml_type_name(a->type),
+                    "quantized table, int32 rows, an f32/f16/bf16 result; or i32 table -> i32)", ggml_type_name(a->type),
                     ggml_type_name(ids->type), ggml_type_name(dst->type));
     }
     if (dst->ne[0] != a->ne[0] || dst->ne[1] != ids->ne[0] || dst->ne[2] != ids->ne[1] ||

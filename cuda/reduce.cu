@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(256) k_mul_mat(mm_args p) {
 bool mul_mat_supported(int dst_type, int a_type, int b_type) {
     if (ggml_cy_is_quantized(a_type)) return mul_mat_q_supported(dst_type, a_type, b_type);   // quant.cu
     return dst_type == GGML_TYPE_F32 && b_type == GGML_TYPE_F32 &&
-           (a_type == GGML_TYPE_F32 || a_type == GGML_TYPE_F16);
+           (a_type == GGML_TYPE_F32 || a_type == GGML_TYPE_F16 || a_type == GGML_TYPE_BF16);
 }
 
 int mul_mat_forward(ggml_tensor * dst, cudaStream_t stream) {
@@ -159,7 +159,7 @@ int mul_mat_forward(ggml_tensor * dst, cudaStream_t stream) {
     const ggml_tensor * b = dst->src[1];
     if (ggml_cy_is_quantized(a->type)) return mul_mat_q_forward(dst, stream);   // quant.cu
     if (!mul_mat_supported(dst->type, a->type, b->type)) {
-        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "mul_mat: a f32/f16, b f32, dst f32");
+        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "mul_mat: a f32/f16/bf16, b f32, dst f32");
     }
     if (a->ne[0] != b->ne[0] || dst->ne[0] != a->ne[1] || dst->ne[1] != b->ne[1] ||
         dst->ne[2] != b->ne[2] || dst->ne[3] != b->ne[3] || a->ne[2] <= 0 || a->ne[3] <= 0 ||
@@ -182,6 +182,7 @@ int mul_mat_forward(ggml_tensor * dst, cudaStream_t stream) {
     dim3 grid(ceil_div(p.M, MT), ceil_div(p.N, MT), (unsigned)(b->ne[2] * b->ne[3]));
     dim3 block(32, 8);
     if (a->type == GGML_TYPE_F32) k_mul_mat<float><<<grid, block, 0, stream>>>(p);
+    else if (a->type == GGML_TYPE_BF16) k_mul_mat<bf16><<<grid, block, 0, stream>>>(p);
     else k_mul_mat<half><<<grid, block, 0, stream>>>(p);
     return check_launch("mul_mat kernel launch");
 }

@@ -345,5 +345,6 @@ def test_rope_builder_bad_arguments():
 
 def test_rope_has_no_cuda_kernel_row():
     from ggml_cy.core import optable
-    for name in ("ROPE", "CONCAT", "REPEAT", "PAD", "ARGSORT", "TOP_K", "ARGMAX"):
+    assert optable.BY_NAME["ROPE"].cuda != ()   # (cuops2) cuda/rope.cu
+    for name in ("CONCAT", "REPEAT", "PAD", "ARGSORT", "TOP_K", "ARGMAX"):
         assert optable.BY_NAME[name].cuda == ()

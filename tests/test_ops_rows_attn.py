@@ -798,15 +798,17 @@ def test_get_rows_transposed_table(t):
     np.testing.assert_array_equal(r.numpy(), as_type_values(stored, t).T[ids])
 
 
-def test_cuda_library_refuses_these_ops():
-    # no CUDA kernels yet: the CUDA backend's supports_op says no (its graph_compute then
-    # fails with "op N has no CUDA kernel", a clear error)
+def test_cuda_library_supports_these_ops():
+    # (cuops2) CUDA kernels in cuda/attn.cu and cuda/rows.cu; quantized K/V and quantized
+    # set_rows destinations are refused there (supports_op says no; compute fails clearly)
     try:
         from ggml_cy.cuda import _cuda
         from ggml_cy.graph import _graph
-        ok = [_cuda.supports_op(_graph.OPS["FLASH_ATTN_EXT"], int(T.F32), int(T.F32),
-                                int(T.F16)),
-              _cuda.supports_op(_graph.OPS["SET_ROWS"], int(T.F16), int(T.F32), int(T.I64))]
+        fa, sr = _graph.OPS["FLASH_ATTN_EXT"], _graph.OPS["SET_ROWS"]
+        ok = [_cuda.supports_op(fa, int(T.F32), int(T.F32), int(T.F16)),
+              _cuda.supports_op(sr, int(T.F16), int(T.F32), int(T.I64)),
+              _cuda.supports_op(fa, int(T.F32), int(T.F32), int(T.Q8_0)),
+              _cuda.supports_op(sr, int(T.Q8_0), int(T.F32), int(T.I64))]
     except (ImportError, OSError, RuntimeError) as e:
         pytest.skip(f"no CUDA library: {e}")
-    assert ok == [False, False]
+    assert ok == [True, True, False, False]

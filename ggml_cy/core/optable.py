@@ -231,13 +231,13 @@ OPS = (
     op("GET_ROWS", "other", builder="get_rows", bstyle="custom", cuda=True,
        doc="rows of a table (f32/f16/bf16/quantized) picked by int32 ids, as f32"),
     # --- issue 13: rows / attention (ops3)
-    op("SET_ROWS", "other", builder="set_rows", bstyle="custom",
+    op("SET_ROWS", "other", builder="set_rows", bstyle="custom", cuda=True,
        doc="rows of b written into a (a view of a) at the row ids c, converted to a's type"),
-    op("FLASH_ATTN_EXT", "other", builder="flash_attn_ext", bstyle="custom",
+    op("FLASH_ATTN_EXT", "other", builder="flash_attn_ext", bstyle="custom", cuda=True,
        doc="softmax(softcap(scale * q k^T) + mask) v per head, result [d_v, n_head, n_q, b]"),
     # --- end issue 13 (ops3)
     # --- issue 13: rope / concat / repeat / pad / argsort / top_k / argmax (ops2)
-    op("ROPE", "other", builder="rope_ext", bstyle="custom",
+    op("ROPE", "other", builder="rope_ext", bstyle="custom", cuda=True,
        doc="rotary position embedding, normal or NeoX, YaRN scaling (ggml_rope_ext)"),
     op("CONCAT", "other", builder="concat", bstyle="custom",
        doc="a and b joined along one dim (ggml_concat)"),
