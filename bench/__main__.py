@@ -15,7 +15,7 @@ import sys
 
 from bench import _env, _harness, _libs
 
-SUITES = ("cpu", "graph", "gpu", "gguf", "quant", "quant_quantize", "math")
+SUITES = ("cpu", "graph", "gpu", "gguf", "quant", "quant_quantize", "math", "matmul")
 
 
 def parse_args(argv):

@@ -184,3 +184,14 @@ def test_quant_suite_smoke(tmp_path, capsys):
         if r["name"].startswith("dequantize"):
             assert "gguf-py" in r["timings"] and r["nbytes"] > 0
     assert doc["meta"]["suite"] == "quant" and "xgguf" in out
+
+
+def test_matmul_suite_smoke(tmp_path, capsys):
+    """issue 14 item 3: f32/f16/bf16 x three shapes, ggml_cy's results within ggml's NMSE."""
+    doc, out, _ = _run("matmul", tmp_path, capsys)
+    names = [r["name"] for r in doc["results"]]
+    assert len(names) == 9 and names[0] == "mul_mat f32 64x64x64" and "bf16" in names[-1]
+    for r in doc["results"]:
+        assert r["timings"]["ggml_cy"]["median_s"] > 0 and "numpy" in r["timings"], r
+    _check_ggml_cy_rows(doc)
+    assert "torch>=0.9" in out

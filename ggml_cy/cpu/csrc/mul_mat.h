@@ -3,29 +3,63 @@
  *   dst [M, N, ne12, ne13] f32 with dst[n][m] = sum_k a[m][k] * b[n][k],
  *   a broadcast over the batch dims by block repetition (i02 = i12 / (ne12/ne02)).
  * In row-major terms dst (N x M) = B (N x K) . A^T, so both operands are read along K.
+ * Everything is computed in f32: f16/bf16 weights are widened exactly, b is never rounded.
  *
- * Structure (the classic Goto/BLIS blocking, written from the description in the
- * literature): for an M block of MM_NC columns and a K block of MM_KC, A is packed into
- * 16-wide panels laid out k-major (f16 converted here, once per panel); for each N block
- * of MM_MC rows, B is packed into 6-wide k-major panels; a 6x16 register-blocked
- * micro-kernel (12 accumulators of 8 floats) then sweeps the block. The micro-kernel uses
- * GCC vector extensions, so -march=native turns it into AVX2 FMAs without intrinsics and
- * any other target still compiles. Edge tiles are zero-padded in the packs and written
- * through a small local tile. */
+ * Every dst element is computed the same way on every path, whatever N, the tile it falls
+ * in or the thread count: per K block of MM_KC an FMA chain over k in order starting from
+ * zero, the blocks' sums added in order. So the bits do not depend on the thread count, and
+ * a row of b gives the same bits alone (decode) as inside a batch (prompt).
+ * Two paths, chosen from the shapes:
+ *  - N <= MM_GEMV_MAX_N with rows of a and b adjacent along K (mat-vec, decode): no
+ *    packing; a is streamed once (memory bound), 16 rows at a time transposed in registers.
+ *  - otherwise the classic Goto/BLIS blocking (written from the literature's description):
+ *    for an M block of MM_NC columns and a K block of MM_KC, a is packed into MM_NR-wide
+ *    k-major panels (f16/bf16 widened here, once per panel); for each N block of MM_MC rows
+ *    b is packed into MM_MR-wide k-major panels; an MM_MR x MM_NR register-tiled
+ *    micro-kernel sweeps the block. AVX-512: an 8 x 32 tile (16 zmm accumulators,
+ *    masked edge stores); otherwise a 6 x 16 tile of GCC vector extensions (AVX2 FMAs under
+ *    -march=x86-64-v3, plain SSE or NEON elsewhere).
+ *  Threads: the batch x M x N iteration space is cut into a grid of equal tasks chosen to
+ *  keep every thread busy while packing as little as possible (each task packs its own
+ *  panels; no barrier inside the node). */
 #ifndef GGML_CY_MUL_MAT_H
 #define GGML_CY_MUL_MAT_H
 #include <stdint.h>
 #include <string.h>
 #include "core_defs.h"
-#if defined(__F16C__)
+#if defined(__F16C__) || defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
-#define MM_MR 6      /* rows of the C tile (b rows, N) */
-#define MM_NR 16     /* columns of the C tile (a rows, M) */
-#define MM_KC 256    /* K block: a 6 x KC B panel (6 KiB) stays in L1 */
-#define MM_NC 256    /* M block: the packed A block (KC x NC, 256 KiB) stays in L2 */
-#define MM_MC 72     /* N block: the packed B block (MC x KC, 72 KiB) */
+#if defined(__AVX512F__)
+#define MM_AVX512 1
+#define MM_MR 8      /* rows of the C tile (b rows, N) */
+#define MM_NR 32     /* columns of the C tile (a rows, M): two zmm */
+#ifndef MM_KC
+#define MM_KC 256    /* K block: an 8 x KC b micro-panel (8 KiB) stays in L1 */
+#endif
+#ifndef MM_NC
+#define MM_NC 512    /* M block: the packed a block (KC x NC, 512 KiB) stays in L2 */
+#endif
+#ifndef MM_MC
+#define MM_MC 192    /* N block: the packed b block (MC x KC, 192 KiB) */
+#endif
+#else
+#define MM_MR 6
+#define MM_NR 16
+#ifndef MM_KC
+#define MM_KC 256
+#endif
+#ifndef MM_NC
+#define MM_NC 256
+#endif
+#ifndef MM_MC
+#define MM_MC 72
+#endif
+#endif
+/* (MM_KC, MM_NC, MM_MC may be set on the compiler's command line: bench/csrc/mm_tune.c
+ * sweeps them; MM_NC must be a multiple of MM_NR and MM_MC of MM_MR.) */
+#define MM_GEMV_MAX_N 4   /* b with at most this many rows per matrix: the mat-vec path */
 
 typedef float mm_v8 __attribute__((vector_size(32), aligned(32)));
 typedef float mm_v8u __attribute__((vector_size(32), aligned(4)));
@@ -59,10 +93,158 @@ static inline float mm_f16_to_f32(uint16_t h) {
 #endif
 }
 
-/* Packs a[m0:m0+mb, k0:k0+kb] (rows of a are M, elements along K) into 16-wide panels:
- * ap[p*kb*16 + k*16 + j] = a(m0 + 16p + j, k0 + k); rows past mb are zero. */
+static inline float mm_bf16_to_f32(uint16_t h) {
+    const uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* Widens kb elements of one row of a (f16/bf16/f32, stride nb00 bytes) into f32 tmp. */
+static inline void mm_widen_row(const char * row, int type, int64_t nb00, int64_t kb,
+                                float * tmp) {
+    int64_t k = 0;
+    if (type == GGML_TYPE_F32) {
+        if (nb00 == 4) { memcpy(tmp, row, (size_t)kb * 4); return; }
+        for (; k < kb; k++) tmp[k] = *(const float *)(row + k * nb00);
+    } else if (type == GGML_TYPE_BF16) {  /* (issue 13, ops3) bf16: the high half */
+        if (nb00 == 2) {
+            const uint16_t * r = (const uint16_t *)row;
+#if defined(MM_AVX512)
+            for (; k + 16 <= kb; k += 16)
+                _mm512_storeu_ps(tmp + k, _mm512_castsi512_ps(_mm512_slli_epi32(
+                    _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(r + k))), 16)));
+#endif
+            for (; k < kb; k++) tmp[k] = mm_bf16_to_f32(r[k]);
+        } else {
+            for (; k < kb; k++) tmp[k] = mm_bf16_to_f32(*(const uint16_t *)(row + k * nb00));
+        }
+    } else {  /* GGML_TYPE_F16 */
+        if (nb00 == 2) {
+            const uint16_t * r = (const uint16_t *)row;
+#if defined(MM_AVX512)
+            for (; k + 16 <= kb; k += 16)
+                _mm512_storeu_ps(tmp + k,
+                                 _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(r + k))));
+#elif defined(__F16C__)
+            for (; k + 8 <= kb; k += 8)
+                _mm256_storeu_ps(tmp + k,
+                                 _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(r + k))));
+#endif
+            for (; k < kb; k++) tmp[k] = mm_f16_to_f32(r[k]);
+        } else {
+            for (; k < kb; k++) tmp[k] = mm_f16_to_f32(*(const uint16_t *)(row + k * nb00));
+        }
+    }
+}
+
+#if defined(MM_AVX512)
+/* In-register transpose of a 16 x 16 f32 block: r[i] holds row i on entry, column i on exit.
+ * Three rounds: 32-bit interleave, 64-bit interleave, then 128-bit lane shuffles. */
+static inline void mm_tr16(__m512 r[16]) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int g = 0; g < 16; g += 4) {   /* u[g + e]: rows g..g+3, element e of each lane */
+        u[g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[g]), _mm512_castps_pd(t[g + 2])));
+        u[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[g]), _mm512_castps_pd(t[g + 2])));
+        u[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[g + 1]), _mm512_castps_pd(t[g + 3])));
+        u[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[g + 1]), _mm512_castps_pd(t[g + 3])));
+    }
+    for (int e = 0; e < 4; e++) {
+        const __m512 v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88);
+        const __m512 w0 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88);
+        const __m512 v1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xDD);
+        const __m512 w1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xDD);
+        r[e] = _mm512_shuffle_f32x4(v0, w0, 0x88);
+        r[8 + e] = _mm512_shuffle_f32x4(v0, w0, 0xDD);
+        r[4 + e] = _mm512_shuffle_f32x4(v1, w1, 0x88);
+        r[12 + e] = _mm512_shuffle_f32x4(v1, w1, 0xDD);
+    }
+}
+
+/* 16 elements of a row at element k, widened to f32 (the row's elements adjacent). */
+static inline __m512 mm_load16(const char * row, int type, int64_t k) {
+    if (type == GGML_TYPE_F32) return _mm512_loadu_ps((const float *)row + k);
+    const __m256i h = _mm256_loadu_si256((const __m256i *)((const uint16_t *)row + k));
+    if (type == GGML_TYPE_F16) return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* Transposes the k range [0, kb) of up to 16 rows (nrows valid, the rest zero; elements
+ * adjacent) into out: out[k * ld + i] = row_i[k] for i < 16 when half == 0; with
+ * half == 1 rows 0..7 go to out0 and rows 8..15 to out1, ld 8 each (the b panels). */
+static inline void mm_tr_rows(const char * const * rows, int nrows, int type, int64_t kb,
+                              float * out0, float * out1, int64_t ld, int half) {
+    int64_t k = 0;
+    for (; k + 16 <= kb; k += 16) {
+        __m512 r[16];
+        for (int i = 0; i < 16; i++) {
+            if (i < nrows) {
+#if defined(MM_PREFETCH)
+                _mm_prefetch((const char *)rows[i] + (k + MM_PREFETCH) * (type == GGML_TYPE_F32 ? 4 : 2),
+                             _MM_HINT_T0);
+#endif
+                r[i] = mm_load16(rows[i], type, k);
+            } else {
+                r[i] = _mm512_setzero_ps();
+            }
+        }
+        mm_tr16(r);
+        for (int i = 0; i < 16; i++) {
+            if (!half) {
+                _mm512_storeu_ps(out0 + (k + i) * ld, r[i]);
+            } else {
+                _mm256_storeu_ps(out0 + (k + i) * ld, _mm512_castps512_ps256(r[i]));
+                if (out1)
+                    _mm256_storeu_ps(out1 + (k + i) * ld, _mm256_castpd_ps(
+                        _mm512_extractf64x4_pd(_mm512_castps_pd(r[i]), 1)));
+            }
+        }
+    }
+    for (; k < kb; k++) {
+        for (int i = 0; i < 16; i++) {
+            float v = 0.0f;
+            if (i < nrows) {
+                if (type == GGML_TYPE_F32) v = ((const float *)rows[i])[k];
+                else if (type == GGML_TYPE_F16) v = mm_f16_to_f32(((const uint16_t *)rows[i])[k]);
+                else v = mm_bf16_to_f32(((const uint16_t *)rows[i])[k]);
+            }
+            if (!half) out0[k * ld + i] = v;
+            else if (i < 8) out0[k * ld + i] = v;
+            else if (out1) out1[k * ld + i - 8] = v;
+        }
+    }
+}
+#endif
+
+/* Packs a[m0:m0+mb, k0:k0+kb] (rows of a are M, elements along K) into MM_NR-wide panels:
+ * ap[p*kb + k*MM_NR + j] = a(m0 + p + j, k0 + k) for p a multiple of MM_NR; rows past mb
+ * are zero. tmp: MM_KC floats of scratch (a row widened to f32). */
 static inline void mm_pack_a(const char * a, int type, int64_t nb00, int64_t nb01,
-                             int64_t m0, int64_t mb, int64_t k0, int64_t kb, float * ap) {
+                             int64_t m0, int64_t mb, int64_t k0, int64_t kb, float * ap,
+                             float * tmp) {
+#if defined(MM_AVX512)
+    const int64_t es = type == GGML_TYPE_F32 ? 4 : 2;
+    if (nb00 == es) {   /* elements adjacent: 16 x 16 transposes */
+        for (int64_t p = 0; p < mb; p += 16) {
+            const char * rows[16];
+            const int nrows = (int)(mb - p < 16 ? mb - p : 16);
+            for (int i = 0; i < nrows; i++) rows[i] = a + (m0 + p + i) * nb01 + k0 * es;
+            mm_tr_rows(rows, nrows, type, kb, ap + (p / MM_NR) * MM_NR * kb + (p % MM_NR),
+                       NULL, MM_NR, 0);
+        }
+        /* a panel half past mb that no 16-row group reached: zeros */
+        if ((mb % MM_NR) != 0 && (mb % MM_NR) <= 16) {
+            float * dstp = ap + (mb / MM_NR) * MM_NR * kb + 16;
+            for (int64_t k = 0; k < kb; k++)
+                memset(dstp + k * MM_NR, 0, 16 * sizeof(float));
+        }
+        return;
+    }
+#endif
     for (int64_t p = 0; p < mb; p += MM_NR) {
         float * dstp = ap + p * kb;
         for (int j = 0; j < MM_NR; j++) {
@@ -71,30 +253,30 @@ static inline void mm_pack_a(const char * a, int type, int64_t nb00, int64_t nb0
                 continue;
             }
             const char * row = a + (m0 + p + j) * nb01 + k0 * nb00;
-            if (type == GGML_TYPE_F32) {
-                if (nb00 == 4) {
-                    const float * r = (const float *)row;
-                    for (int64_t k = 0; k < kb; k++) dstp[k * MM_NR + j] = r[k];
-                } else {
-                    for (int64_t k = 0; k < kb; k++)
-                        dstp[k * MM_NR + j] = *(const float *)(row + k * nb00);
-                }
-            } else if (type == GGML_TYPE_BF16) {  /* (issue 13, ops3) bf16: the high half */
-                for (int64_t k = 0; k < kb; k++) {
-                    const uint32_t bits = (uint32_t)*(const uint16_t *)(row + k * nb00) << 16;
-                    memcpy(&dstp[k * MM_NR + j], &bits, 4);
-                }
-            } else {  /* GGML_TYPE_F16 */
-                for (int64_t k = 0; k < kb; k++)
-                    dstp[k * MM_NR + j] = mm_f16_to_f32(*(const uint16_t *)(row + k * nb00));
-            }
+            const float * src = tmp;
+            if (type == GGML_TYPE_F32 && nb00 == 4) src = (const float *)row;
+            else mm_widen_row(row, type, nb00, kb, tmp);
+            for (int64_t k = 0; k < kb; k++) dstp[k * MM_NR + j] = src[k];
         }
     }
 }
 
-/* Packs b[n0:n0+nb, k0:k0+kb] into 6-wide panels: bp[q*kb*6 + k*6 + i] = b(n0+6q+i, k0+k). */
+/* Packs b[n0:n0+nbk, k0:k0+kb] into MM_MR-wide panels:
+ * bp[q*kb + k*MM_MR + i] = b(n0+q+i, k0+k); rows past nbk are zero. */
 static inline void mm_pack_b(const char * b, int64_t nb10, int64_t nb11, int64_t n0,
                              int64_t nbk, int64_t k0, int64_t kb, float * bp) {
+#if defined(MM_AVX512)
+    if (nb10 == 4) {    /* elements adjacent: two 8-row panels per 16 x 16 transpose */
+        for (int64_t q = 0; q < nbk; q += 16) {
+            const char * rows[16];
+            const int nrows = (int)(nbk - q < 16 ? nbk - q : 16);
+            for (int i = 0; i < nrows; i++) rows[i] = b + (n0 + q + i) * nb11 + k0 * 4;
+            mm_tr_rows(rows, nrows, GGML_TYPE_F32, kb, bp + q * kb,
+                       nrows > 8 ? bp + (q + 8) * kb : NULL, MM_MR, 1);
+        }
+        return;
+    }
+#endif
     for (int64_t q = 0; q < nbk; q += MM_MR) {
         float * dstp = bp + q * kb;
         for (int i = 0; i < MM_MR; i++) {
@@ -114,10 +296,55 @@ static inline void mm_pack_b(const char * b, int64_t nb10, int64_t nb11, int64_t
     }
 }
 
+#if defined(MM_AVX512)
+/* C[0:rows, 0:cols] (+)= Bpanel . Apanel^T for one 8x32 tile; c has row stride ldc floats.
+ * Sixteen zmm accumulators; per k two loads of a and eight broadcasts of b. */
+static inline void mm_micro(int64_t kb, const float * __restrict bp,
+                            const float * __restrict ap, float * __restrict c,
+                            int64_t ldc, int accumulate, int rows, int cols) {
+    __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
+    __m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
+    __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();
+    __m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+    __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
+    __m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
+    __m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps();
+    __m512 c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
+    for (int64_t k = 0; k < kb; k++) {
+        const __m512 a0 = _mm512_load_ps(ap + k * MM_NR);
+        const __m512 a1 = _mm512_load_ps(ap + k * MM_NR + 16);
+        const float * bk = bp + k * MM_MR;
+        __m512 b;
+        b = _mm512_set1_ps(bk[0]); c00 = _mm512_fmadd_ps(b, a0, c00); c01 = _mm512_fmadd_ps(b, a1, c01);
+        b = _mm512_set1_ps(bk[1]); c10 = _mm512_fmadd_ps(b, a0, c10); c11 = _mm512_fmadd_ps(b, a1, c11);
+        b = _mm512_set1_ps(bk[2]); c20 = _mm512_fmadd_ps(b, a0, c20); c21 = _mm512_fmadd_ps(b, a1, c21);
+        b = _mm512_set1_ps(bk[3]); c30 = _mm512_fmadd_ps(b, a0, c30); c31 = _mm512_fmadd_ps(b, a1, c31);
+        b = _mm512_set1_ps(bk[4]); c40 = _mm512_fmadd_ps(b, a0, c40); c41 = _mm512_fmadd_ps(b, a1, c41);
+        b = _mm512_set1_ps(bk[5]); c50 = _mm512_fmadd_ps(b, a0, c50); c51 = _mm512_fmadd_ps(b, a1, c51);
+        b = _mm512_set1_ps(bk[6]); c60 = _mm512_fmadd_ps(b, a0, c60); c61 = _mm512_fmadd_ps(b, a1, c61);
+        b = _mm512_set1_ps(bk[7]); c70 = _mm512_fmadd_ps(b, a0, c70); c71 = _mm512_fmadd_ps(b, a1, c71);
+    }
+    const __m512 acc[MM_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
+                                  {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+    const __mmask16 m0 = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1u);
+    const __mmask16 m1 = cols >= 32 ? (__mmask16)0xffff
+                       : cols <= 16 ? (__mmask16)0 : (__mmask16)((1u << (cols - 16)) - 1u);
+    for (int i = 0; i < rows; i++) {
+        float * row = c + i * ldc;
+        __m512 v0 = acc[i][0], v1 = acc[i][1];
+        if (accumulate) {
+            v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, row), v0);
+            v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, row + 16), v1);
+        }
+        _mm512_mask_storeu_ps(row, m0, v0);
+        _mm512_mask_storeu_ps(row + 16, m1, v1);
+    }
+}
+#else
 /* C[0:rows, 0:cols] (+)= Bpanel . Apanel^T for one 6x16 tile; c has row stride ldc floats. */
-static inline void mm_micro_6x16(int64_t kb, const float * __restrict bp,
-                                 const float * __restrict ap, float * __restrict c,
-                                 int64_t ldc, int accumulate, int rows, int cols) {
+static inline void mm_micro(int64_t kb, const float * __restrict bp,
+                            const float * __restrict ap, float * __restrict c,
+                            int64_t ldc, int accumulate, int rows, int cols) {
     mm_v8 c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};
     mm_v8 c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};
     for (int64_t k = 0; k < kb; k++) {
@@ -155,7 +382,123 @@ static inline void mm_micro_6x16(int64_t kb, const float * __restrict bp,
             else c[i * ldc + j] = tile[i][j];
         }
 }
+#endif
 
+/* ---------------------------------------------------------------- mat-vec (small N) */
+/* Same arithmetic as the packed path, element for element (so a row of b gives the same
+ * bits whatever N is, and prompt + decode equals one pass): per K block of MM_KC an FMA
+ * chain over k in order from zero, blocks added in order. The vectors run across rows of a
+ * (16 rows with AVX-512, transposed in registers; 8 elsewhere), each multiplied by the
+ * broadcast b[k]; a is read once, straight from the tensor. */
+#if defined(MM_AVX512)
+#define MM_GV 16
+#else
+#define MM_GV 8
+#endif
+
+static inline float mm_a_scalar(const char * row, int type, int64_t k) {
+    if (type == GGML_TYPE_F32) return ((const float *)row)[k];
+    const uint16_t h = ((const uint16_t *)row)[k];
+    return type == GGML_TYPE_F16 ? mm_f16_to_f32(h) : mm_bf16_to_f32(h);
+}
+
+/* dst[n][m0 .. m0+nr) for n < nn (nn <= MM_GEMV_MAX_N), nr <= MM_GV rows of a from m0. */
+static inline __attribute__((always_inline)) void mm_gemv_block(
+        const char * a, int type, int64_t nb01, const char * b, int64_t nb11, char * c,
+        int64_t nb1, int64_t K, int64_t m0, int nr, const int nn) {
+    const char * rows[MM_GV];
+    for (int i = 0; i < MM_GV; i++) rows[i] = a + (m0 + (i < nr ? i : 0)) * nb01;
+#if defined(MM_AVX512)
+    const __mmask16 mask = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1u);
+    __m512 y[MM_GEMV_MAX_N];
+    for (int j = 0; j < MM_GEMV_MAX_N; j++) y[j] = _mm512_setzero_ps();
+    for (int64_t pc = 0; pc < K; pc += MM_KC) {
+        const int64_t ke = (K - pc < MM_KC) ? K : pc + MM_KC;
+        __m512 acc[MM_GEMV_MAX_N];
+        for (int j = 0; j < nn; j++) acc[j] = _mm512_setzero_ps();
+        int64_t k = pc;
+        for (; k + 16 <= ke; k += 16) {
+            __m512 r[16];
+            for (int i = 0; i < 16; i++) r[i] = mm_load16(rows[i], type, k);
+            mm_tr16(r);                       /* r[i]: the 16 rows' elements k + i */
+            for (int i = 0; i < 16; i++)
+                for (int j = 0; j < nn; j++)
+                    acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k + i]),
+                                             r[i], acc[j]);
+        }
+        for (; k < ke; k++) {
+            float col[16];
+            for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], type, k);
+            const __m512 v = _mm512_loadu_ps(col);
+            for (int j = 0; j < nn; j++)
+                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k]),
+                                         v, acc[j]);
+        }
+        for (int j = 0; j < nn; j++) y[j] = pc == 0 ? acc[j] : _mm512_add_ps(y[j], acc[j]);
+    }
+    for (int j = 0; j < nn; j++)
+        _mm512_mask_storeu_ps((float *)(c + j * nb1) + m0, mask, y[j]);
+#else
+    mm_v8 y[MM_GEMV_MAX_N];
+    for (int j = 0; j < MM_GEMV_MAX_N; j++) { mm_v8 z = {0}; y[j] = z; }
+    for (int64_t pc = 0; pc < K; pc += MM_KC) {
+        const int64_t ke = (K - pc < MM_KC) ? K : pc + MM_KC;
+        mm_v8 acc[MM_GEMV_MAX_N];
+        for (int j = 0; j < nn; j++) { mm_v8 z = {0}; acc[j] = z; }
+        for (int64_t k = pc; k < ke; k++) {
+            mm_v8 v;
+            for (int i = 0; i < 8; i++) v[i] = mm_a_scalar(rows[i], type, k);
+            for (int j = 0; j < nn; j++) {
+                const float bk = ((const float *)(b + j * nb11))[k];
+                acc[j] += bk * v;             /* the packed micro-kernel's expression */
+            }
+        }
+        for (int j = 0; j < nn; j++) {
+            if (pc == 0) y[j] = acc[j];
+            else y[j] += acc[j];
+        }
+    }
+    for (int j = 0; j < nn; j++) {
+        float t[8];
+        memcpy(t, &y[j], sizeof(t));
+        for (int i = 0; i < nr; i++) ((float *)(c + j * nb1))[m0 + i] = t[i];
+    }
+#endif
+}
+
+static inline int64_t mm_type_size(int type) { return type == GGML_TYPE_F32 ? 4 : 2; }
+
+/* The mat-vec path applies: few rows of b, every operand adjacent along K. */
+static inline int mm_use_gemv(const ggml_tensor * dst) {
+    const ggml_tensor * src0 = dst->src[0];
+    const ggml_tensor * src1 = dst->src[1];
+    return dst->ne[1] <= MM_GEMV_MAX_N && src0->nb[0] == mm_type_size(src0->type)
+           && src1->nb[0] == 4;
+}
+
+static inline void mm_gemv_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
+                                int64_t m_lo, int64_t m_hi) {
+    const ggml_tensor * src0 = dst->src[0];
+    const ggml_tensor * src1 = dst->src[1];
+    const int64_t K = src0->ne[0];
+    const int64_t r2 = dst->ne[2] / src0->ne[2], r3 = dst->ne[3] / src0->ne[3];
+    const char * a = (const char *)src0->data + (i2 / r2) * src0->nb[2] + (i3 / r3) * src0->nb[3];
+    const char * b = (const char *)src1->data + i2 * src1->nb[2] + i3 * src1->nb[3];
+    char * c = (char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3];
+    const int type = src0->type;
+    const int64_t nb01 = src0->nb[1], nb11 = src1->nb[1], nb1 = dst->nb[1];
+    for (int64_t m = m_lo; m < m_hi; m += MM_GV) {
+        const int nr = (int)(m_hi - m < MM_GV ? m_hi - m : MM_GV);
+        switch ((int)dst->ne[1]) {
+        case 1: mm_gemv_block(a, type, nb01, b, nb11, c, nb1, K, m, nr, 1); break;
+        case 2: mm_gemv_block(a, type, nb01, b, nb11, c, nb1, K, m, nr, 2); break;
+        case 3: mm_gemv_block(a, type, nb01, b, nb11, c, nb1, K, m, nr, 3); break;
+        default: mm_gemv_block(a, type, nb01, b, nb11, c, nb1, K, m, nr, 4); break;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- packed path */
 /* One task: dst rows n in [n_lo, n_hi), columns m in [m_lo, m_hi) of batch (i2, i3).
  * work: mm_work_floats_per_thread() floats of this thread's scratch. */
 static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
@@ -171,6 +514,8 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
     const int64_t ldc = dst->nb[1] / 4;
     float * ap = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
     float * bp = ap + (size_t)MM_NC * MM_KC;
+    /* the widening scratch of mm_pack_a: the tail of the b block, used before b is packed */
+    float * tmp = bp + (size_t)MM_MC * MM_KC;
     if (K == 0) {  /* empty sum: zeros */
         for (int64_t n = n_lo; n < n_hi; n++)
             for (int64_t m = m_lo; m < m_hi; m++)
@@ -181,7 +526,7 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
         const int64_t mb = (m_hi - jc < MM_NC) ? m_hi - jc : MM_NC;
         for (int64_t pc = 0; pc < K; pc += MM_KC) {
             const int64_t kb = (K - pc < MM_KC) ? K - pc : MM_KC;
-            mm_pack_a(a, src0->type, src0->nb[0], src0->nb[1], jc, mb, pc, kb, ap);
+            mm_pack_a(a, src0->type, src0->nb[0], src0->nb[1], jc, mb, pc, kb, ap, tmp);
             for (int64_t ic = n_lo; ic < n_hi; ic += MM_MC) {
                 const int64_t nbk = (n_hi - ic < MM_MC) ? n_hi - ic : MM_MC;
                 mm_pack_b(b, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, bp);
@@ -190,8 +535,8 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
                     float * crow = (float *)(cbase + (ic + ir) * dst->nb[1]) + jc;
                     for (int64_t jr = 0; jr < mb; jr += MM_NR) {
                         const int cols = (int)((mb - jr < MM_NR) ? mb - jr : MM_NR);
-                        mm_micro_6x16(kb, bp + ir * kb, ap + jr * kb, crow + jr, ldc,
-                                      pc > 0, rows, cols);
+                        mm_micro(kb, bp + ir * kb, ap + jr * kb, crow + jr, ldc,
+                                 pc > 0, rows, cols);
                     }
                 }
             }
@@ -199,22 +544,59 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
     }
 }
 
-/* Splits dst into tasks (batch x M blocks x N blocks) and runs thread ith's share. */
+static inline int64_t mm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Chooses the per-matrix grid (gm parts of M, gn parts of N) for nth threads: the least
+ * estimated time of the busiest thread, counting the padded flops of its tasks and the
+ * elements it packs (one packed element ~ MM_PACK_COST flops). */
+#define MM_PACK_COST 24
+static inline void mm_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
+                           int64_t * gm_out, int64_t * gn_out) {
+    const int64_t mtiles = mm_cdiv(M, MM_NR), ntiles = mm_cdiv(N, MM_MR);
+    int64_t best_gm = 1, best_gn = 1;
+    double best = -1.0;
+    for (int64_t gm = 1; gm <= nth && gm <= mtiles; gm++) {
+        for (int64_t gn = 1; gn <= nth && gn <= ntiles; gn++) {
+            const int64_t ntasks = nbatch * gm * gn;
+            if (ntasks > 4 * (int64_t)nth && (gm > 1 || gn > 1)) continue;
+            const int64_t per = mm_cdiv(ntasks, nth);
+            const int64_t mt = mm_cdiv(mtiles, gm) * MM_NR, nt = mm_cdiv(ntiles, gn) * MM_MR;
+            const double flops = 2.0 * (double)mt * (double)nt * (double)K;
+            const double packed = (double)K * ((double)mt + (double)nt * (double)mm_cdiv(mt, MM_NC));
+            const double cost = (double)per * (flops + MM_PACK_COST * packed);
+            if (best < 0 || cost < best * 0.999) { best = cost; best_gm = gm; best_gn = gn; }
+        }
+    }
+    *gm_out = best_gm;
+    *gn_out = best_gn;
+}
+
+/* Splits dst into tasks (batch x M parts x N parts) and runs thread ith's share. */
 static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
     const int64_t M = dst->ne[0], N = dst->ne[1];
     const int64_t nbatch = dst->ne[2] * dst->ne[3];
+    const int64_t K = dst->src[0]->ne[0];
     if (M == 0 || N == 0 || nbatch == 0) return;
-    int64_t mparts = (M + MM_NC - 1) / MM_NC;
-    int64_t mstep = ((M + mparts - 1) / mparts + MM_NR - 1) / MM_NR * MM_NR;
-    mparts = (M + mstep - 1) / mstep;
-    int64_t nparts = 1;
-    if ((nbatch * mparts) % nth != 0) {
-        /* split N too, so every thread gets the same share */
-        nparts = nth;
-        if (nparts > (N + MM_MR - 1) / MM_MR) nparts = (N + MM_MR - 1) / MM_MR;
+    if (mm_use_gemv(dst) && K > 0) {
+        /* rows of a in chunks of 16, spread evenly over batch x M */
+        const int64_t chunks = mm_cdiv(M, 16), total = nbatch * chunks;
+        const int64_t t0 = total * ith / nth, t1 = total * (ith + 1) / nth;
+        int64_t t = t0;
+        while (t < t1) {
+            const int64_t ib = t / chunks, c0 = t % chunks;
+            const int64_t c1 = (t1 - ib * chunks < chunks) ? t1 - ib * chunks : chunks;
+            const int64_t i2 = ib % dst->ne[2], i3 = ib / dst->ne[2];
+            const int64_t m_lo = c0 * 16, m_hi = (c1 * 16 < M) ? c1 * 16 : M;
+            mm_gemv_task(dst, i2, i3, m_lo, m_hi);
+            t = ib * chunks + c1;
+        }
+        return;
     }
-    int64_t nstep = ((N + nparts - 1) / nparts + MM_MR - 1) / MM_MR * MM_MR;
-    nparts = (N + nstep - 1) / nstep;
+    int64_t gm, gn;
+    mm_grid(M, N, K, nbatch, nth, &gm, &gn);
+    const int64_t mtiles = mm_cdiv(M, MM_NR), ntiles = mm_cdiv(N, MM_MR);
+    const int64_t mstep = mm_cdiv(mtiles, gm) * MM_NR, nstep = mm_cdiv(ntiles, gn) * MM_MR;
+    const int64_t mparts = mm_cdiv(M, mstep), nparts = mm_cdiv(N, nstep);
     const int64_t ntasks = nbatch * mparts * nparts;
     const int64_t t0 = ntasks * ith / nth, t1 = ntasks * (ith + 1) / nth;
     for (int64_t t = t0; t < t1; t++) {

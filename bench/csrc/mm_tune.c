@@ -1,0 +1,112 @@
+/* Developer tool (not shipped): times ggml_cy's float mul_mat kernel (ggml_cy/cpu/csrc/
+ * mul_mat.h) outside Python, so its blocking constants can be swept on a machine:
+ *   gcc -O3 -march=x86-64-v4 -fopenmp -DMM_KC=256 -DMM_NC=512 -DMM_MC=192 \
+ *       -Iggml_cy/cpu/csrc -Iggml_cy/core/csrc bench/csrc/mm_tune.c -o /tmp/mm_tune -lm
+ *   /tmp/mm_tune NTHREADS [M N K ...]
+ * Prints one JSON line per (shape, type): the best and median of the timed calls and the
+ * GFLOP/s of the best, plus the largest error of 64 sampled outputs against a double sum. */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "mul_mat.h"
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void * x, const void * y) {
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static float to_stored(float v, int type, void * dst, int64_t i) {
+    uint32_t bits;
+    if (type == GGML_TYPE_F32) { ((float *)dst)[i] = v; return v; }
+    if (type == GGML_TYPE_F16) {
+#if defined(__F16C__)
+        const uint16_t h = _cvtss_sh(v, 0);
+        ((uint16_t *)dst)[i] = h;
+        return mm_f16_to_f32(h);
+#endif
+    }
+    memcpy(&bits, &v, 4);
+    ((uint16_t *)dst)[i] = (uint16_t)(bits >> 16);
+    return mm_bf16_to_f32((uint16_t)(bits >> 16));
+}
+
+static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
+    const int64_t es = type == GGML_TYPE_F32 ? 4 : 2;
+    char * a = aligned_alloc(64, ((size_t)(M * K * es) + 63) / 64 * 64);
+    float * af = malloc((size_t)(M * K) * 4);
+    float * b = aligned_alloc(64, ((size_t)(N * K * 4) + 63) / 64 * 64);
+    float * c = aligned_alloc(64, ((size_t)(M * N * 4) + 63) / 64 * 64);
+    uint64_t s = 88172645463325252ull;
+    for (int64_t i = 0; i < M * K; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        af[i] = to_stored((float)((s >> 11) * 0x1.0p-53) - 0.5f, type, a, i);
+    }
+    for (int64_t i = 0; i < N * K; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        b[i] = (float)((s >> 11) * 0x1.0p-53) - 0.5f;
+    }
+    memset(c, 0, (size_t)(M * N) * 4);
+    ggml_tensor s0, s1, d;
+    memset(&s0, 0, sizeof s0); memset(&s1, 0, sizeof s1); memset(&d, 0, sizeof d);
+    s0.type = type; s0.ne[0] = K; s0.ne[1] = M; s0.ne[2] = s0.ne[3] = 1;
+    s0.nb[0] = es; s0.nb[1] = K * es; s0.nb[2] = s0.nb[3] = M * K * es; s0.data = a;
+    s1.type = GGML_TYPE_F32; s1.ne[0] = K; s1.ne[1] = N; s1.ne[2] = s1.ne[3] = 1;
+    s1.nb[0] = 4; s1.nb[1] = K * 4; s1.nb[2] = s1.nb[3] = N * K * 4; s1.data = b;
+    d.type = GGML_TYPE_F32; d.ne[0] = M; d.ne[1] = N; d.ne[2] = d.ne[3] = 1;
+    d.nb[0] = 4; d.nb[1] = M * 4; d.nb[2] = d.nb[3] = M * N * 4; d.data = c;
+    d.src[0] = &s0; d.src[1] = &s1;
+    const size_t wf = mm_work_floats_per_thread();
+    float * work = aligned_alloc(64, wf * 4 * (size_t)nth);
+    double t[64];
+    int reps = 0;
+    const double t_start = now();
+    while (reps < 64 && (reps < 5 || now() - t_start < 0.5)) {
+        const double t0 = now();
+#pragma omp parallel num_threads(nth)
+        mm_compute(&d, omp_get_thread_num(), nth, work + wf * (size_t)omp_get_thread_num());
+        t[reps++] = now() - t0;
+    }
+    qsort(t, (size_t)reps, sizeof(double), cmp_d);
+    double maxerr = 0.0, maxref = 0.0;
+    for (int q = 0; q < 64; q++) {
+        const int64_t n = (q * 7919) % N, m = (q * 104729) % M;
+        double ref = 0.0;
+        for (int64_t k = 0; k < K; k++) ref += (double)af[m * K + k] * b[n * K + k];
+        maxerr = fmax(maxerr, fabs(ref - c[n * M + m]));
+        maxref = fmax(maxref, fabs(ref));
+    }
+    printf("{\"M\": %ld, \"N\": %ld, \"K\": %ld, \"type\": \"%s\", \"threads\": %d, "
+           "\"KC\": %d, \"NC\": %d, \"MC\": %d, \"MR\": %d, \"NR\": %d, \"best_ms\": %.4f, "
+           "\"median_ms\": %.4f, \"gflops\": %.1f, \"rel_err\": %.2g}\n",
+           (long)M, (long)N, (long)K, type == GGML_TYPE_F32 ? "f32" : type == GGML_TYPE_F16 ? "f16" : "bf16",
+           nth, MM_KC, MM_NC, MM_MC, MM_MR, MM_NR, t[0] * 1e3, t[reps / 2] * 1e3,
+           2.0 * M * N * K / t[0] / 1e9, maxerr / (maxref > 0 ? maxref : 1.0));
+    fflush(stdout);
+    free(a); free(af); free(b); free(c); free(work);
+}
+
+int main(int argc, char ** argv) {
+    const int nth = argc > 1 ? atoi(argv[1]) : 1;
+    int64_t shapes[16][3] = {{1024, 1024, 1024}, {4096, 64, 4096}, {4096, 1, 4096}};
+    int ns = 3;
+    if (argc > 4) {
+        ns = 0;
+        for (int i = 2; i + 2 < argc && ns < 16; i += 3, ns++) {
+            shapes[ns][0] = atol(argv[i]); shapes[ns][1] = atol(argv[i + 1]);
+            shapes[ns][2] = atol(argv[i + 2]);
+        }
+    }
+    const int types[3] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16};
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < 3; j++)
+            run(shapes[i][0], shapes[i][1], shapes[i][2], types[j], nth);
+    return 0;
+}

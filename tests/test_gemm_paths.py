@@ -1,0 +1,171 @@
+"""The float mul_mat kernel's paths (ggml_cy/cpu/csrc/mul_mat.h, issue 14 item 3) against
+float64 numpy: the mat-vec path (N <= 4 rows of b, operands adjacent along K), the packed
+path across every blocking edge (K blocks of 256, M blocks of 512 / 256, N blocks of 192 /
+72, register tiles of 8x32 / 6x16, the 16x16 transposing packs), f32 / f16 / bf16 weights,
+strided and transposed operands (which leave the mat-vec path), GQA broadcast, and the
+promise that the bits do not depend on the thread count.
+
+Tolerance: every product is computed in f32 from exactly widened weights, so the error is
+f32 summation rounding only: |got - ref| <= 1e-5 * sqrt(K) * (1 + |ref|) elementwise, and
+NMSE (test-backend-ops' measure) well below ggml's 5e-4 for mul_mat."""
+import numpy as np
+import pytest
+
+from ggml_cy import GGMLType as T
+from ggml_cy.graph.context import Context
+
+from _graph_helpers import assert_bitwise
+
+TYPES = [T.F32, T.F16, T.BF16]
+
+
+def _as_type(x, t):
+    """(values as float64 that type t stores for x, the array to put in the tensor)."""
+    if t == T.F32:
+        return x.astype(np.float64), x.astype(np.float32)
+    if t == T.F16:
+        h = x.astype(np.float16)
+        return h.astype(np.float64), h
+    bits = (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64), bits
+
+
+def _put(ctx, arr, t):
+    if t == T.BF16:
+        ne = tuple(reversed(arr.shape))
+        tens = ctx.new_tensor(T.BF16, ne)
+        tens.numpy(arr.ndim)[...] = arr
+        return tens
+    return ctx.tensor_from(arr)
+
+
+def _mm(a, b, t, n_threads, a_view=None, b_view=None):
+    """mul_mat of a (…, M, K) as type t and b (…, N, K) f32; returns (got, want)."""
+    aref, araw = _as_type(a, t)
+    ctx = Context(4 * (a.nbytes + b.nbytes) + 4 * b.shape[-2] * a.shape[-2] * 8 + (16 << 20))
+    ta = _put(ctx, araw, t)
+    tb = ctx.tensor_from(b.astype(np.float32))
+    if a_view:
+        ta = a_view(ctx, ta)
+    if b_view:
+        tb = b_view(ctx, tb)
+    r = ctx.mul_mat(ta, tb)
+    ctx.new_graph().build_forward_expand(r).compute(n_threads)
+    return r.numpy(4), aref
+
+
+def _check(got, want, k):
+    err = np.abs(got - want)
+    assert np.all(err <= 1e-5 * np.sqrt(max(k, 1)) * (1.0 + np.abs(want))), float(err.max())
+    d = float(np.sum(want * want)) or 1.0
+    assert float(np.sum((got - want) ** 2)) / d < 1e-9
+
+
+def _ref2d(aref, b):
+    return (b.astype(np.float64) @ aref.T)[None, None]
+
+
+# (M, N, K): mat-vec N = 1..4 with K below, at and past a vector, odd M; packed shapes
+# crossing the K block (256), the M block (512 / 256), the N block (192 / 72) and
+# every tile remainder, including M % 32 in (0, 16] (the half-empty a panel)
+GEMV = [(1, 1, 1), (5, 1, 15), (7, 2, 16), (33, 3, 17), (64, 4, 100), (130, 1, 513),
+        (9, 4, 31)]
+PACKED = [(600, 5, 300), (40, 200, 260), (520, 70, 33), (17, 9, 15), (48, 17, 64),
+          (300, 150, 513), (8, 193, 40), (257, 8, 255)]
+
+
+@pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("mnk", GEMV + PACKED, ids=lambda s: "M%dN%dK%d" % s)
+def test_mul_mat_paths(mnk, t):
+    M, N, K = mnk
+    rng = np.random.default_rng(M * 7 + N * 3 + K)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    got, aref = _mm(a, b, t, 3)
+    _check(got, _ref2d(aref, b), K)
+
+
+@pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("mnk", [(37, 1, 70), (64, 3, 48), (300, 20, 270), (90, 200, 40)],
+                         ids=lambda s: "M%dN%dK%d" % s)
+def test_mul_mat_same_bits_every_thread_count(mnk, t):
+    M, N, K = mnk
+    rng = np.random.default_rng(M + N + K)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    got1, aref = _mm(a, b, t, 1)
+    _check(got1, _ref2d(aref, b), K)
+    for nt in (2, 3, 5, 8, 16):
+        assert_bitwise(_mm(a, b, t, nt)[0], got1)
+
+
+@pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("n", [1, 3, 40], ids=lambda n: f"N{n}")
+def test_mul_mat_strided_operands_leave_fast_paths(n, t):
+    """a rows padded (nb1 > K * es), b transposed (nb0 != 4): the general packs."""
+    rng = np.random.default_rng(n + int(t))
+    K, M = 70, 45
+    a_pad = rng.standard_normal((M, K + 6)).astype(np.float32)
+    bt = rng.standard_normal((K, n)).astype(np.float32)
+    aref, araw = _as_type(a_pad, t)
+    ctx = Context(16 << 20)
+    ta_pad = _put(ctx, araw, t)
+    es = 4 if t == T.F32 else 2
+    ta = ctx.view_2d(ta_pad, K, M, (K + 6) * es, 0)
+    tb = ctx.transpose(ctx.tensor_from(bt))          # ne [K, n], elements n*4 apart
+    r = ctx.mul_mat(ta, tb)
+    ctx.new_graph().build_forward_expand(r).compute(2)
+    _check(r.numpy(4), (bt.T.astype(np.float64) @ aref[:, :K].T)[None, None], K)
+    # the same a as a column slice of a wider matrix, b contiguous: mat-vec / packed fast
+    # paths read rows nb1 apart
+    b2 = np.ascontiguousarray(bt.T)
+    tb2 = ctx.tensor_from(b2)
+    r2 = ctx.mul_mat(ta, tb2)
+    ctx.new_graph().build_forward_expand(r2).compute(3)
+    _check(r2.numpy(4), (b2.astype(np.float64) @ aref[:, :K].T)[None, None], K)
+
+
+@pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("n", [1, 2, 33], ids=lambda n: f"N{n}")
+def test_mul_mat_gqa_broadcast(n, t):
+    """a [K, M, 2, 3] against b [K, n, 8, 6] (r2 = 4, r3 = 2), both paths."""
+    rng = np.random.default_rng(n * 11 + int(t))
+    K, M = 40, 19
+    a = rng.standard_normal((3, 2, M, K)).astype(np.float32)
+    b = rng.standard_normal((6, 8, n, K)).astype(np.float32)
+    got, aref = _mm(a, b, t, 4)
+    aw = np.repeat(np.repeat(aref, 4, axis=1), 2, axis=0)
+    _check(got, b.astype(np.float64) @ np.swapaxes(aw, -1, -2), K)
+
+
+def test_mul_mat_special_values():
+    """inf and NaN in a reach exactly the outputs whose dot products see them."""
+    rng = np.random.default_rng(5)
+    for n in (1, 20):
+        a = rng.standard_normal((40, 50)).astype(np.float32)
+        a[3, 7] = np.inf
+        a[10, 0] = np.nan
+        b = np.abs(rng.standard_normal((n, 50)).astype(np.float32)) + 0.5
+        got, aref = _mm(a, b, T.F32, 2)
+        with np.errstate(invalid="ignore"):
+            want = _ref2d(aref, b)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+        fin = np.isfinite(want)
+        _check(got[fin], want[fin], 50)
+
+
+@pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("k", [7, 16, 300, 777], ids=lambda k: f"K{k}")
+def test_mul_mat_rows_do_not_depend_on_n(k, t):
+    """A row of b gives the same bits alone (the mat-vec path), in a group of 3 and inside a
+    batch of 37 (the packed path): prompt + decode equals one pass, bitwise."""
+    rng = np.random.default_rng(k + int(t))
+    M = 75
+    a = rng.standard_normal((M, k)).astype(np.float32)
+    b = rng.standard_normal((37, k)).astype(np.float32)
+    full, aref = _mm(a, b, t, 3)
+    _check(full, _ref2d(aref, b), k)
+    for lo, hi in ((0, 1), (5, 6), (36, 37), (10, 13), (0, 4)):
+        part, _ = _mm(a, b[lo:hi], t, 2)
+        assert_bitwise(part[0, 0], full[0, 0, lo:hi])
