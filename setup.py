@@ -121,7 +121,8 @@ LEVEL_MODULES = {"avx512vnni": ["ggml_cy.cpu._compute", "ggml_cy.cpu._quant_ops"
 AARCH64_BASELINE = "armv8-a"
 # Other helpers: add a hot kernel module here to give it per-level variants.
 DISPATCHED = ["ggml_cy.cpu._kernels", "ggml_cy.cpu._fused", "ggml_cy.cpu._compute",
-              "ggml_cy.cpu._dequant", "ggml_cy.cpu._quantize", "ggml_cy.cpu._quant_ops"]
+              "ggml_cy.cpu._dequant", "ggml_cy.cpu._quantize", "ggml_cy.cpu._quant_ops",
+              "ggml_cy.cpu._mul_mat"]          # (gemm, issue 14 item 3) eager float mul_mat
 
 
 def _machine():

@@ -1,4 +1,4 @@
-"""Command line: python -m bench cpu|graph|gpu|gguf|quant|all [--quick] [--threads N] [--json PATH]
+"""Command line: python -m bench cpu|graph|gpu|gguf|quant|math|model|all [--quick] [--threads N] [--json PATH]
                                                    [--repeat K] [--smoke]
 
 Run it from the repository root (`cd /path/to/repo && python -m bench cpu`): `bench` is not
@@ -15,7 +15,8 @@ import sys
 
 from bench import _env, _harness, _libs
 
-SUITES = ("cpu", "graph", "gpu", "gguf", "quant", "quant_quantize", "math", "matmul")
+SUITES = ("cpu", "graph", "gpu", "gguf", "quant", "quant_quantize", "math", "matmul",
+          "model")
 
 
 def parse_args(argv):

@@ -169,3 +169,88 @@ def test_mul_mat_rows_do_not_depend_on_n(k, t):
     for lo, hi in ((0, 1), (5, 6), (36, 37), (10, 13), (0, 4)):
         part, _ = _mm(a, b[lo:hi], t, 2)
         assert_bitwise(part[0, 0], full[0, 0, lo:hi])
+
+
+# ====================================================================== eager ggml_cy.mul_mat
+
+import ggml_cy  # noqa: E402
+
+
+@pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("nshape", [(), (1,), (3,), (2, 5), (40,)], ids=str)
+def test_eager_float_mul_mat_matches_graph(nshape, t):
+    """ggml_cy.mul_mat with float weights: b @ a.T in f32, the same bits as ctx.mul_mat."""
+    rng = np.random.default_rng(len(nshape) + int(t))
+    M, K = 45, 70
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal(nshape + (K,)).astype(np.float32)
+    aref, araw = _as_type(a, t)
+    if t == T.BF16:
+        got = ggml_cy.mul_mat(araw, b, "bf16", n_threads=3)
+    else:
+        got = ggml_cy.mul_mat(araw, b, n_threads=3)
+    assert got.shape == nshape + (M,) and got.dtype == np.float32
+    want = b.astype(np.float64) @ aref.T
+    _check(got, want, K)
+    b2 = b.reshape(-1, K)
+    g, _ = _mm(a, b2, t, 2)
+    assert_bitwise(got.reshape(-1, M), g[0, 0])
+
+
+def test_eager_float_mul_mat_tensors_views_and_out():
+    rng = np.random.default_rng(2)
+    ctx = Context(8 << 20)
+    a = rng.standard_normal((30, 50)).astype(np.float32)
+    b = rng.standard_normal((7, 50)).astype(np.float32)
+    for t in TYPES:
+        aref, araw = _as_type(a, t)
+        ta = _put(ctx, araw, t)
+        out = np.full((7, 30), np.nan, np.float32)
+        r = ggml_cy.mul_mat(ta, b, out=out)
+        assert r is out
+        _check(out, b.astype(np.float64) @ aref.T, 50)
+    # strided weights (every other row, reversed columns) and a transposed b
+    a_big = rng.standard_normal((60, 50)).astype(np.float32)
+    av = a_big[::2, ::-1]
+    bt = np.asfortranarray(b)
+    got = ggml_cy.mul_mat(av, bt)
+    _check(got, b.astype(np.float64) @ av.T.astype(np.float64), 50)
+    # float64 weights are used as float32
+    got = ggml_cy.mul_mat(a.astype(np.float64), b)
+    assert_bitwise(got, ggml_cy.mul_mat(a, b))
+    # K == 0: zeros; M == 0: empty
+    np.testing.assert_array_equal(ggml_cy.mul_mat(np.zeros((4, 0), np.float32),
+                                                  np.zeros((3, 0), np.float32)), 0)
+    assert ggml_cy.mul_mat(np.zeros((0, 5), np.float32), b[:, :5]).shape == (7, 0)
+
+
+def test_eager_float_mul_mat_bad_input():
+    a = np.ones((4, 8), np.float32)
+    with pytest.raises(ValueError, match="ne0 mismatch"):
+        ggml_cy.mul_mat(a, np.ones((2, 7), np.float32))
+    with pytest.raises(ValueError, match="2-D"):
+        ggml_cy.mul_mat(np.ones((2, 4, 8), np.float32), np.ones(8, np.float32))
+    with pytest.raises(TypeError, match="real numbers"):
+        ggml_cy.mul_mat(a, np.array(["x"] * 8))
+    with pytest.raises(ValueError, match="at least one dim"):
+        ggml_cy.mul_mat(a, np.float32(1.0))
+    with pytest.raises(TypeError, match="BF16 weights must be uint16"):
+        ggml_cy.mul_mat(a, np.ones(8, np.float32), "bf16")
+    with pytest.raises(TypeError, match="F16 weights"):
+        ggml_cy.mul_mat(np.ones((4, 8), np.int32), np.ones(8, np.float32), "f16")
+    with pytest.raises(TypeError, match="type=|raw blocks"):
+        ggml_cy.mul_mat(np.ones((4, 8), np.uint8), np.ones(8, np.float32))
+    with pytest.raises(ValueError, match="out must be"):
+        ggml_cy.mul_mat(a, np.ones((2, 8), np.float32), out=np.empty((2, 5), np.float32))
+    ro = np.empty((2, 4), np.float32)
+    ro.setflags(write=False)
+    with pytest.raises(ValueError, match="read-only"):
+        ggml_cy.mul_mat(a, np.ones((2, 8), np.float32), out=ro)
+    b = np.ones((2, 8), np.float32)
+    with pytest.raises(ValueError, match="overlaps"):
+        ggml_cy.mul_mat(a, b, out=b.reshape(-1)[:8].reshape(2, 4))
+    with pytest.raises(ValueError):
+        ggml_cy.mul_mat(a, np.ones(8, np.float32), n_threads=0)
+    ctx = Context(1 << 20)
+    with pytest.raises(TypeError, match="differs"):
+        ggml_cy.mul_mat(ctx.tensor_from(a), np.ones(8, np.float32), "f16")

@@ -242,8 +242,10 @@ class TestEagerBadInput:
                                       ggml_cy.mul_mat(self.raw, self.b, T.Q4_0))
         with pytest.raises(TypeError, match="differs"):
             ggml_cy.mul_mat(a, self.b, T.Q8_0)
-        with pytest.raises(TypeError, match="quantized"):
-            ggml_cy.mul_mat(ctx.new_tensor(T.F32, (64, 4)), self.b)
+        # (issue 14 item 3) a float tensor runs the float kernel: b @ a.T
+        f = ctx.new_tensor(T.F32, (64, 4))
+        f.numpy(2)[...] = 0.5
+        np.testing.assert_allclose(ggml_cy.mul_mat(f, self.b), self.b @ f.numpy(2).T, rtol=1e-6)
         with pytest.raises(ValueError, match="2-D"):
             ggml_cy.mul_mat(ctx.new_tensor(T.Q4_0, (64, 4, 2)), self.b)
 

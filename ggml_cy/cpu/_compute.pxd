@@ -15,6 +15,7 @@ cdef enum:
     STEP_TEMP = 2     # one node whose dst overlaps a source: compute to a temp, copy back
     STEP_FUSED = 3    # a fused elementwise group
     STEP_QMM = 4      # mul_mat with quantized weights: convert b (shared), barrier, dots
+                      # (small b: in the step's own region, claimed row by row, no barrier)
 
 ctypedef struct gstep:
     int kind
@@ -22,6 +23,9 @@ ctypedef struct gstep:
     int count         # nodes covered (fused groups: > 1)
     int n_tasks       # threads that take part (the others wait at the barrier)
     fuse_group * group
+    int barrier_after # 1: every thread meets after this step (a later step depends on it)
+    size_t qoff       # STEP_QMM with a small b: offset of its own region in the small-QMM
+                      # area; (size_t)-1: the shared buffer (convert, barrier, dots)
 
 ctypedef struct gplan:
     int n_threads
@@ -34,6 +38,7 @@ ctypedef struct gplan:
     size_t shared_size          # temporaries of STEP_TEMP nodes, converted b of STEP_QMM
                                 # nodes (one step at a time)
     size_t per_thread_size      # mul_mat packs / fused scratch, per thread
+    size_t qsmall_size          # the small-QMM regions (converted b + counters), one per step
     size_t work_size            # total bytes the work buffer needs
     int error                   # set by compute when a kernel refused a node
     int fe_flags                # FP exception flags (FE_* bits numpy reports) the last

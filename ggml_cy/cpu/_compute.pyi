@@ -5,6 +5,7 @@ import enum
 from typing import Any, NamedTuple
 
 class Plan:
+    barriers: Any
     fe_flags: Any
     fused_groups: Any
     machine_groups: Any

@@ -82,6 +82,12 @@ cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
 
+# (model helper, issue 13 item 4) float weights times a few columns: straight from the
+# weight rows (csrc/mul_mat_vec.h), no packing
+cdef extern from "mul_mat_vec.h" nogil:
+    int mmv_applies(const ggml_tensor * dst)
+    void mmv_compute(const ggml_tensor * dst, int ith, int nth)
+
 cdef extern from "get_rows.h" nogil:
     int gr_supported(int type)
     int gr_compute(const ggml_tensor * dst, int ith, int nth)   # -2: an id out of range
@@ -94,6 +100,8 @@ cdef extern from "mul_mat_q.h" nogil:
     size_t mmq_block_bytes(int type)
     size_t mmq_work_size(const ggml_tensor * dst)
     void mmq_convert_b(const ggml_tensor * dst, int ith, int nth, char * wdata)
+    void mmq_convert_b_shared(const ggml_tensor * dst, char * wdata)
+    size_t mmq_counter_offset(const ggml_tensor * dst)
     int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char * wdata)
 
 # --- issue 13: rows / attention (ops3): SET_ROWS, FLASH_ATTN_EXT (csrc/ops_rows_attn.h)
@@ -359,7 +367,10 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
         compute_sum_rows(node, ith, nth, op == GGML_OP_MEAN)
         return 0
     if op == GGML_OP_MUL_MAT:
-        mm_compute(node, ith, nth, <float *> work)
+        if mmv_applies(node):
+            mmv_compute(node, ith, nth)
+        else:
+            mm_compute(node, ith, nth, <float *> work)
         return 0
     if op == GGML_OP_GET_ROWS:
         return gr_compute(node, ith, nth)
@@ -401,17 +412,84 @@ cdef inline bint is_quantizing_copy(const ggml_tensor * t) noexcept nogil:
             and not gcy_qz_is_quantized(t.src[0].type))
 
 
-cdef bint needs_barrier(gplan * p, int s, int nth) noexcept nogil:
-    """Threads must meet after step s unless s and the next working step both run on
-    thread 0 alone (then program order already orders them). The answer depends on the
-    plan only, so every thread takes the same barriers."""
-    cdef int nxt = s + 1
-    while nxt < p.n_steps and p.steps[nxt].kind == STEP_NOOP:
-        nxt += 1
-    if nxt >= p.n_steps:
-        return False
-    return ((p.steps[s].n_tasks > 1 and nth > 1) or (p.steps[nxt].n_tasks > 1 and nth > 1)
-            or p.steps[s].kind == STEP_TEMP or p.steps[nxt].kind == STEP_TEMP)
+# --- barriers (model helper, issue 13 item 4): a barrier after a step only where a later
+# step depends on it. Decoding one token runs ~16 nodes per layer, most of them tiny; a
+# barrier after every node made a decode step cost hundreds of barriers, each one a wait
+# for the slowest (or a descheduled) thread. The plan now records, per step, whether
+# threads must meet after it: step t waits for the steps since the last barrier only when
+# it reads what they write, writes what they read or write, or both use the shared buffer;
+# two steps that both run on thread 0 alone are ordered by program order already.
+cdef enum:
+    SMALL_QMM_BYTES = 65536          # a converted b up to this size gets its own region
+    SMALL_QMM_TOTAL = 8 << 20        # at most this much for all of them
+    MAX_EPOCH_STEPS = 64             # steps between two barriers, at most
+
+cdef size_t NO_REGION = <size_t> -1
+
+
+cdef inline bint step_uses_shared(gstep * st) noexcept nogil:
+    return st.kind == STEP_TEMP or (st.kind == STEP_QMM and st.qoff == NO_REGION)
+
+
+cdef inline bint step_has_inner_barrier(gstep * st) noexcept nogil:
+    """Every thread meets inside this step (after which all earlier steps are done)."""
+    return st.kind == STEP_TEMP or (st.kind == STEP_QMM and st.qoff == NO_REGION)
+
+
+cdef bint node_conflict(ggml_tensor * a, ggml_tensor * b) noexcept nogil:
+    """a's result and b's result or sources (or b's result and a's sources) share bytes."""
+    cdef int k
+    if extents_overlap(a, b):
+        return True
+    for k in range(GGML_MAX_SRC):
+        if b.src[k] != NULL and b.src[k].data != NULL and extents_overlap(a, b.src[k]):
+            return True
+        if a.src[k] != NULL and a.src[k].data != NULL and extents_overlap(a.src[k], b):
+            return True
+    return False
+
+
+cdef bint steps_conflict(gplan * p, int a, int b) noexcept nogil:
+    """Step b must not start before every thread finished step a."""
+    cdef gstep * sa = &p.steps[a]
+    cdef gstep * sb = &p.steps[b]
+    cdef int i, j
+    if sa.n_tasks <= 1 and sb.n_tasks <= 1:
+        return False                 # both run on thread 0 alone, in program order
+    if step_uses_shared(sa) and step_uses_shared(sb):
+        return True
+    for i in range(sa.node, sa.node + sa.count):
+        if p.nodes[i].data == NULL:
+            return True
+        for j in range(sb.node, sb.node + sb.count):
+            if p.nodes[j].data == NULL or node_conflict(p.nodes[i], p.nodes[j]):
+                return True
+    return False
+
+
+cdef void plan_barriers(gplan * p) noexcept nogil:
+    """Sets steps[s].barrier_after for every working step s (see above)."""
+    cdef int epoch[MAX_EPOCH_STEPS]
+    cdef int n_epoch = 0, prev = -1, s, e
+    cdef bint need
+    for s in range(p.n_steps):
+        p.steps[s].barrier_after = 0
+        if p.steps[s].kind == STEP_NOOP:
+            continue
+        if prev >= 0:
+            need = n_epoch >= MAX_EPOCH_STEPS
+            e = 0
+            while not need and e < n_epoch:
+                need = steps_conflict(p, epoch[e], s)
+                e += 1
+            if need:
+                p.steps[prev].barrier_after = 1
+                n_epoch = 0
+        if step_has_inner_barrier(&p.steps[s]):
+            n_epoch = 0
+        epoch[n_epoch] = s
+        n_epoch += 1
+        prev = s
 
 
 cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
@@ -424,7 +502,9 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
     cdef long long next_check = gcy_graph_now_ns() + GRAPH_SIGNAL_CHECK_NS
     cdef bint barrier
     cdef char * shared = base
-    cdef char * mine = base + align64(p.shared_size) + <size_t> ith * p.per_thread_size
+    cdef char * qsmall = base + align64(p.shared_size)
+    cdef char * mine = (base + align64(p.shared_size) + align64(p.qsmall_size)
+                        + <size_t> ith * p.per_thread_size)
     cdef gstep * st
     cdef ggml_tensor * node
     cdef ggml_tensor tmp, back
@@ -444,6 +524,15 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
                 rc = compute_node(p.nodes[st.node], ith, nt, mine)
                 if rc < 0:
                     set_error(p, rc)
+        elif st.kind == STEP_QMM and st.qoff != NO_REGION:
+            # a small b in the step's own region (counters zeroed before the job): the
+            # threads claim its rows, wait until they are converted, then claim dot items;
+            # no barrier
+            node = p.nodes[st.node]
+            if ith < nt:
+                mmq_convert_b_shared(node, qsmall + st.qoff)
+                if mmq_dots(node, ith, nt, qsmall + st.qoff) < 0:
+                    p.error = 1
         elif st.kind == STEP_QMM:
             # every thread of the job meets at the barrier, working or not
             node = p.nodes[st.node]
@@ -476,7 +565,7 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
                 p.error = 1
         if s == last:
             break
-        barrier = nth > 1 and needs_barrier(p, s, nth)
+        barrier = nth > 1 and st.barrier_after
         if (ith == 0 and (barrier or nth == 1) and gcy_graph_now_ns() >= next_check
                 and gcy_load_int(&job.abort_at) == NO_ABORT):
             if check_signals() != 0:
@@ -502,6 +591,13 @@ cdef int plan_compute(gplan * p, char * work) noexcept nogil:
     job.abort_at = NO_ABORT
     p.error = 0
     p.fe_flags = 0
+    # the small-QMM regions' three counters start at zero (mmq_convert_b_shared, mmq_dots)
+    cdef char * qsmall = base + align64(p.shared_size)
+    cdef int s
+    for s in range(p.n_steps):
+        if p.steps[s].kind == STEP_QMM and p.steps[s].qoff != NO_REGION:
+            memset(qsmall + p.steps[s].qoff + mmq_counter_offset(p.nodes[p.steps[s].node]),
+                   0, 3 * sizeof(int64_t))
     # a graph of small nodes runs on the calling thread (pool_run with 1: no wake-ups)
     pool_run(graph_task, &job, p.n_active if p.n_active > 1 else 1)
     if job.abort_at != NO_ABORT:
@@ -770,6 +866,7 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
             p.n_steps += 1
             st.node = i
             st.count = 1
+            st.qoff = NO_REGION
             if is_view_op(nodes[i].op):
                 st.kind = STEP_NOOP
                 st.n_tasks = 0
@@ -806,7 +903,10 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                                      "sources")
                 st.kind = STEP_QMM
                 sz = align64(mmq_work_size(nodes[i]))
-                if sz > p.shared_size:
+                if sz <= SMALL_QMM_BYTES and p.qsmall_size + sz <= SMALL_QMM_TOTAL:
+                    st.qoff = p.qsmall_size          # its own region: no inner barrier
+                    p.qsmall_size += sz
+                elif sz > p.shared_size:
                     p.shared_size = sz
             elif needs_temp(nodes[i]) and nodes[i].op == GGML_OP_SET_ROWS:
                 # (issue 13, ops3) a temporary would lose the rows set_rows leaves alone
@@ -848,7 +948,9 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
     for i in range(p.n_steps):
         if p.steps[i].n_tasks > p.n_active:
             p.n_active = p.steps[i].n_tasks
-    p.work_size = 64 + align64(p.shared_size) + <size_t> n_threads * p.per_thread_size
+    p.work_size = (64 + align64(p.shared_size) + align64(p.qsmall_size)
+                   + <size_t> n_threads * p.per_thread_size)
+    plan_barriers(p)
     return p
 
 
@@ -905,6 +1007,12 @@ cdef class Plan:
         """(kind, first node index, node count) for each step the executor runs."""
         return [(_STEP_NAMES[self.p.steps[s].kind], self.p.steps[s].node,
                  self.p.steps[s].count) for s in range(self.p.n_steps)]
+
+    @property
+    def barriers(self):
+        """Indices (into ``steps``) of the steps after which every thread meets; the
+        executor leaves the others out (a later step does not depend on them)."""
+        return [s for s in range(self.p.n_steps) if self.p.steps[s].barrier_after]
 
     @property
     def fused_groups(self):

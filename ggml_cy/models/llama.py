@@ -1,5 +1,5 @@
 """A llama-architecture model from a GGUF file, run on ggml_cy's graph (llama.cpp's
-LLM_ARCH_LLAMA graph, CPU backend).
+LLM_ARCH_LLAMA graph) on the CPU backend or the CUDA backend.
 
     from ggml_cy.models.llama import LlamaModel
     model = LlamaModel("model.gguf", n_threads=2)
@@ -7,10 +7,18 @@ LLM_ARCH_LLAMA graph, CPU backend).
     logits = model.eval([29991])              # one decode step at position 3
     model.reset()                             # empty the KV cache
     tokens = model.generate([1, 15043], 16)   # greedy: 16 new token ids
+    gpu = LlamaModel("model.gguf", backend="cuda")   # weights and KV cache on the GPU
 
-Token ids in, logits out (no tokenizer). The weights stay in the file's memory mapping
-(zero-copy; BF16 matrices are widened to f32 once at load because ``mul_mat`` has no
-bf16 kernel). Each ``eval`` builds one graph over its tokens:
+Token ids in, logits out (no tokenizer). On the CPU the weights stay in the file's memory
+mapping (zero-copy, every type as stored: mul_mat takes f32, f16, bf16 and quantized
+weights). With ``backend="cuda"`` (``device=`` picks the GPU) the weights are copied once
+into one device buffer in their own types (quantized stays quantized; BF16 matrices are
+widened to f32 only when the CUDA mul_mat has no bf16 kernel), the KV cache lives on the
+device, every eval runs the same graph through the CUDA backend (which captures a
+repeated graph as a CUDA graph and replays it) and only the logits come back. As in
+llama.cpp the token embedding lookup stays on the host (the table stays in the mapping;
+the looked-up rows go up as the graph's input). Each ``eval`` builds (or reuses) one
+graph over its tokens:
 
     x = get_rows(token_embd, tokens)
     per layer: h = rms_norm(x, eps) * attn_norm
@@ -26,9 +34,9 @@ bf16 kernel). Each ``eval`` builds one graph over its tokens:
 which is llama.cpp's graph for this architecture (rope type "normal": adjacent pairs of
 each head, as llama.cpp's converter permutes q/k for). Errors: ``LlamaFormatError`` (a
 ValueError) for a file that is not a usable llama model (missing or bad keys, missing
-tensors, wrong shapes or types), ValueError/TypeError for bad token ids or arguments.
-The CUDA backend has no kernels for rms_norm, rope_ext, set_rows, flash_attn_ext and
-the GLU ops yet, so the runner places weights on the CPU only.
+tensors, wrong shapes or types), ValueError/TypeError for bad token ids or arguments,
+RuntimeError for backend="cuda" without a usable CUDA build or device, and
+NotImplementedError (naming the ops) when the CUDA backend lacks a kernel the graph needs.
 """
 from __future__ import annotations
 
@@ -43,11 +51,14 @@ from ggml_cy.core._core import GGMLType, Tensor
 from ggml_cy.cpu import _quant_ops
 from ggml_cy.cpu import threads as _threads
 from ggml_cy.graph.context import Context
-from ggml_cy.backend import cpu_init, alloc_ctx_tensors
+from ggml_cy.backend import cpu_init, alloc_ctx_tensors, tensor_set, tensor_get
+from ggml_cy.core._core import op_name as _op_name
+from ggml_cy.core.optable import number as _optable_number
 from ggml_cy.gguf import api as _gguf_api
 from ggml_cy.gguf.reader import GGUFError
 
-__all__ = ["LlamaModel", "LlamaHParams", "LlamaFormatError", "load", "write_random_model"]
+__all__ = ["LlamaModel", "LlamaHParams", "LlamaFormatError", "load", "write_random_model",
+           "hf_llama_weights"]
 
 ARCH = "llama"
 KV_PAD = 256        # the attention's key count is padded to a multiple of this
@@ -196,19 +207,37 @@ def _ne(t):
 
 
 class LlamaModel:
-    """A llama-architecture GGUF model on the CPU with a KV cache.
+    """A llama-architecture GGUF model with a KV cache, on the CPU or a CUDA GPU.
 
-    ``LlamaModel(path, n_ctx=None, n_threads=None, cache_type="f16")``: n_ctx is the KV
-    cache length (default: the file's context_length, capped at 4096); cache_type "f16"
-    (llama.cpp's default) or "f32"; n_threads the graph's thread count (default: ggml_cy's)."""
+    ``LlamaModel(path, n_ctx=None, n_threads=None, cache_type="f16", backend="cpu",
+    device=0)``: n_ctx is the KV cache length (default: the file's context_length, capped
+    at 4096); cache_type "f16" (llama.cpp's default) or "f32"; n_threads the CPU graph's
+    thread count (default: ggml_cy's; with CUDA it serves the host-side embedding lookup);
+    backend "cpu" or "cuda" (ggml's backend names, any case); device the CUDA device."""
 
     def __init__(self, path: Union[str, "os.PathLike[str]"], n_ctx: Optional[int] = None,
-                 n_threads: Optional[int] = None, cache_type: str = "f16") -> None:
+                 n_threads: Optional[int] = None, cache_type: str = "f16",
+                 backend: str = "cpu", device: int = 0) -> None:
         self.path = str(path)
         self.n_threads = None if n_threads is None else _threads.check_num_threads(n_threads)
         if cache_type not in ("f16", "f32"):
             raise ValueError(f"cache_type must be 'f16' or 'f32', got {cache_type!r}")
+        if not isinstance(backend, str) or backend.lower() not in ("cpu", "cuda"):
+            raise ValueError(f"backend must be 'cpu' or 'cuda', got {backend!r}")
+        if isinstance(device, bool) or not isinstance(device, (int, np.integer)) \
+                or device < 0:
+            raise ValueError(f"device must be a non-negative integer, got {device!r}")
+        self.backend = backend.lower()
         self.cache_type = GGMLType.F16 if cache_type == "f16" else GGMLType.F32
+        self._closed = True
+        self._dev_ctx = self._cache_ctx = self._bf16_ctx = None
+        if self.backend == "cuda":           # before opening the file: a clear error first
+            from ggml_cy.cuda.runtime import require
+            require()                         # RuntimeError: no CUDA build / no device
+            from ggml_cy.cuda.backend import cuda_init
+            self._backend = cuda_init(int(device))
+        else:
+            self._backend = cpu_init(self.n_threads)
         try:
             self._gguf, self._wctx = _gguf_api.gguf_init_from_file(self.path, ctx=True,
                                                                    mmap=True)
@@ -224,16 +253,21 @@ class LlamaModel:
             if isinstance(n_ctx, bool) or not isinstance(n_ctx, (int, np.integer)) \
                     or n_ctx <= 0:
                 raise ValueError(f"n_ctx must be a positive integer, got {n_ctx!r}")
+            self.n_ctx = int(n_ctx)
+            self._graphs = {}    # (n, n_kv, all_logits) -> a built graph, reused while it fits
+            if self.backend == "cuda":
+                self._upload_weights()
+            self._make_cache()
+            self.n_past = 0
+            self.last_eval_s = 0.0
+            self._closed = False
+            if self.backend == "cuda":
+                self._check_backend_ops()
         except BaseException:
+            self._closed = True
             self._gguf.close()              # no mapping left open behind the error
+            self._dev_ctx = self._cache_ctx = self._bf16_ctx = None
             raise
-        self.n_ctx = int(n_ctx)
-        self._backend = cpu_init(self.n_threads)
-        self._make_cache()
-        self.n_past = 0
-        self.last_eval_s = 0.0
-        self._graphs = {}        # (n, n_kv, all_logits) -> a built graph, reused while it fits
-        self._closed = False
 
     # ------------------------------------------------------------------ loading
     def _load_weights(self, hp):
@@ -249,8 +283,6 @@ class LlamaModel:
             self._tied = True
         else:
             self._tied = False
-        widen = []
-        self._bf16_ctx = None
         for name, (ne, role) in plan.items():
             t = tensors.get(name)
             if t is None:
@@ -263,9 +295,7 @@ class LlamaModel:
                 if typ != GGMLType.F32:
                     raise LlamaFormatError(f"{self.path}: norm weight {name} must be F32, "
                                            f"got {typ.name}")
-            elif typ == GGMLType.BF16:
-                widen.append(t)
-            elif not (typ in (GGMLType.F32, GGMLType.F16) or (
+            elif not (typ in (GGMLType.F32, GGMLType.F16, GGMLType.BF16) or (
                     typ.is_quantized and _quant_ops.mul_mat_supported(int(typ))
                     and _quant_ops.get_rows_supported(int(typ)))):
                 raise LlamaFormatError(f"{self.path}: tensor {name} has type {typ.name}, "
@@ -279,27 +309,75 @@ class LlamaModel:
                                        f"[{hp.n_rot // 2}], got {GGMLType(ff.type).name} "
                                        f"{list(_ne(ff))}")
             self.w["rope_freqs.weight"] = ff
-        if widen:        # mul_mat has no bf16 kernel: widen once, in a context of our own
-            size = sum(t.nelements * 4 + 512 for t in widen) + 4096
-            self._bf16_ctx = Context(size)
-            for t in widen:
-                bits = np.asarray(t.numpy())                    # uint16 bit patterns
-                f32 = (bits.astype(np.uint32) << 16).view(np.float32)
-                self.w[t.name] = self._bf16_ctx.tensor_from(f32, name=t.name)
         if self._tied:
             self.w["output.weight"] = self.w["token_embd.weight"]
+        # the weights a graph reads (CUDA: replaced by device copies in _upload_weights);
+        # the embedding table stays in the mapping for the host-side lookup
+        self.gw = dict(self.w)
+
+    def _upload_weights(self):
+        """CUDA: one device buffer holding every weight the graph reads, in its own type
+        (BF16 matrices widened to f32 when the CUDA mul_mat has no bf16 kernel)."""
+        from ggml_cy.cuda import _cuda
+        mm = _optable_number("MUL_MAT")
+        bf16_ok = _cuda.supports_op(mm, int(GGMLType.F32), int(GGMLType.BF16),
+                                    int(GGMLType.F32))
+        names = [n for n in self.w if n != "token_embd.weight" or self._tied]
+        if self._tied:
+            names.remove("output.weight")      # the same tensor as token_embd.weight
+        size = len(names) * 512 + 4096
+        ctx = Context(size, no_alloc=True)
+        dev, widen = {}, set()
+        for n in names:
+            t = self.w[n]
+            typ = GGMLType(t.type)
+            if typ == GGMLType.BF16 and not bf16_ok:
+                typ = GGMLType.F32
+                widen.add(n)
+            dev[n] = ctx.new_tensor(typ, list(t.ne), name=n[:63])
+        alloc_ctx_tensors(ctx, self._backend)
+        for n in names:
+            src = np.ascontiguousarray(self.w[n].numpy())
+            if n in widen:
+                src = (src.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+            tensor_set(dev[n], memoryview(src.reshape(-1).view(np.uint8)))
+        self._dev_ctx = ctx
+        self.gw = {n: dev[n] for n in names}
+        self.gw["output.weight"] = dev["token_embd.weight" if self._tied else "output.weight"]
+        self.device_weight_bytes = sum(dev[n].nbytes for n in names)
+        self.bf16_widened = sorted(widen)
 
     def _make_cache(self):
         hp = self.hparams
         es = GGMLType(self.cache_type).type_size
         size = 2 * hp.n_layer * (hp.n_embd_kv * self.n_ctx * es + 512) + 4096
-        self._cache_ctx = Context(size)
+        cuda = self.backend == "cuda"
+        self._cache_ctx = Context(4096 * hp.n_layer + 4096, no_alloc=True) if cuda \
+            else Context(size)
         self._k = [self._cache_ctx.new_tensor_2d(self.cache_type, hp.n_embd_kv, self.n_ctx)
                    for _ in range(hp.n_layer)]
         self._v = [self._cache_ctx.new_tensor_2d(self.cache_type, hp.n_embd_kv, self.n_ctx)
                    for _ in range(hp.n_layer)]
-        for t in self._k + self._v:
-            t.numpy()[...] = 0
+        if cuda:
+            alloc_ctx_tensors(self._cache_ctx, self._backend).clear(0)
+        else:
+            for t in self._k + self._v:
+                t.numpy()[...] = 0
+
+    def _check_backend_ops(self):
+        """CUDA: every node of a prompt graph and a decode graph must have a kernel;
+        NotImplementedError names the missing ones (op and types)."""
+        missing = {}
+        for n in (2, 1):
+            _, graph, _, _ = self._built(n, min(KV_PAD, self.n_ctx), n == 1)
+            for t in graph.nodes:
+                if not self._backend.supports_op(t):
+                    srcs = "/".join(GGMLType(s.type).name for s in t.src if s is not None)
+                    missing[f"{_op_name(t.op)}({srcs} -> {GGMLType(t.type).name})"] = 1
+        if missing:
+            raise NotImplementedError("the CUDA backend has no kernel for: "
+                                      + ", ".join(missing)
+                                      + f" (needed by the llama graph of {self.path})")
 
     # ------------------------------------------------------------------ API
     def reset(self) -> None:
@@ -345,26 +423,55 @@ class LlamaModel:
         # KV_PAD (llama.cpp's padding): the positions past n_past + n are masked (and
         # skipped), and one graph serves every decode step of the same padded length
         n_kv = min(-(-end // KV_PAD) * KV_PAD, self.n_ctx)
-        key = (n, n_kv, bool(all_logits))
+        ctx, graph, inputs, out = self._built(n, n_kv, bool(all_logits))
+        pos = np.arange(self.n_past, end)
+        mask = np.where(np.arange(n_kv)[None, :] > pos[:, None], -np.inf, 0.0)
+        if self.backend == "cuda":
+            tensor_set(inputs["x"], self._embed(ids))
+            tensor_set(inputs["pos"], pos.astype(np.int32))
+            tensor_set(inputs["rows"], pos.astype(np.int64))
+            tensor_set(inputs["mask"], mask.astype(np.float16))
+            self._backend.graph_compute(graph)
+            logits = tensor_get(out).reshape(-1, out.ne[0]).astype(np.float32, copy=False)
+        else:
+            inputs["tokens"].numpy()[...] = ids
+            inputs["pos"].numpy()[...] = pos
+            inputs["rows"].numpy()[...] = pos
+            inputs["mask"].numpy()[...] = mask.astype(np.float16)
+            graph.compute(plan=inputs["plan"])
+            logits = np.array(out.numpy(ndim=2), dtype=np.float32, copy=True)
+        self.n_past = end
+        self.last_eval_s = time.perf_counter() - t0
+        return logits
+
+    def _built(self, n, n_kv, all_logits):
+        """The graph for n tokens reading n_kv cache positions: built once, kept while
+        it serves (every prompt graph until the next eval; a few decode graphs)."""
+        key = (n, n_kv, all_logits)
         built = self._graphs.get(key)
         if built is None:
-            built = self._build(n, n_kv, bool(all_logits))
+            built = self._build(n, n_kv, all_logits)
             if n == 1:                      # keep the decode graphs (a few, newest)
                 while len(self._graphs) >= 4:
                     self._graphs.pop(next(iter(self._graphs)))
                 self._graphs[key] = built
-        ctx, graph, inputs, out = built
-        inputs["tokens"].numpy()[...] = ids
-        pos = np.arange(self.n_past, end)
-        inputs["pos"].numpy()[...] = pos
-        inputs["rows"].numpy()[...] = pos
-        mask = np.where(np.arange(n_kv)[None, :] > pos[:, None], -np.inf, 0.0)
-        inputs["mask"].numpy()[...] = mask.astype(np.float16)
-        graph.compute(self.n_threads)
-        logits = np.array(out.numpy(ndim=2), dtype=np.float32, copy=True)
-        self.n_past = end
-        self.last_eval_s = time.perf_counter() - t0
-        return logits
+        return built
+
+    def _embed(self, ids):
+        """CUDA: the embedding rows of ids looked up on the host (float32 [n, n_embd])."""
+        t = self.w["token_embd.weight"]
+        typ = GGMLType(t.type)
+        table = t.numpy()
+        rows = np.asarray(table)[ids]
+        if typ == GGMLType.F32:
+            return np.ascontiguousarray(rows, dtype=np.float32)
+        if typ == GGMLType.F16:
+            return rows.astype(np.float32)
+        if typ == GGMLType.BF16:
+            return (rows.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+        from ggml_cy.quants import dequantize
+        return dequantize(np.ascontiguousarray(rows), typ.name.lower(),
+                          (ids.size, self.hparams.n_embd), n_threads=self.n_threads)
 
     def generate(self, tokens: Sequence[int], n: int, greedy: bool = True,
                  temperature: float = 1.0, seed: Optional[int] = None) -> list[int]:
@@ -396,10 +503,11 @@ class LlamaModel:
     def close(self) -> None:
         """Releases the file and its mapping, the KV cache and the graphs; eval and
         generate raise RuntimeError afterwards."""
-        self._gguf.close()
+        if not self._closed:
+            self._gguf.close()
         self._closed = True
-        self.w, self._graphs, self._k, self._v = {}, {}, [], []
-        self._wctx = self._cache_ctx = self._bf16_ctx = None
+        self.w, self.gw, self._graphs, self._k, self._v = {}, {}, {}, [], []
+        self._wctx = self._cache_ctx = self._bf16_ctx = self._dev_ctx = None
 
     def __enter__(self) -> "LlamaModel":
         return self
@@ -409,12 +517,16 @@ class LlamaModel:
 
     # ------------------------------------------------------------------ the graph
     def _build(self, n, n_kv, all_logits=True):
-        hp, w = self.hparams, self.w
+        hp, w = self.hparams, self.gw
+        cuda = self.backend == "cuda"
         hd, nh, nkv = hp.head_dim, hp.n_head, hp.n_head_kv
         n_tensors = hp.n_layer * 48 + 64
         mem = n_tensors * 400 + Context.graph_overhead(max(2048, n_tensors)) + 65536
         ctx = Context(mem, no_alloc=True)
-        tokens = ctx.new_tensor_1d(GGMLType.I32, n)
+        if cuda:    # the embedding rows come from the host (_embed)
+            x = ctx.new_tensor_2d(GGMLType.F32, hp.n_embd, n)
+        else:
+            tokens = ctx.new_tensor_1d(GGMLType.I32, n)
         pos = ctx.new_tensor_1d(GGMLType.I32, n)
         rows = ctx.new_tensor_1d(GGMLType.I64, n)
         mask = ctx.new_tensor_2d(GGMLType.F16, n_kv, n)
@@ -430,14 +542,20 @@ class LlamaModel:
                                 0.0)
 
         graph = ctx.new_graph(max(2048, n_tensors))
-        x = ctx.get_rows(w["token_embd.weight"], tokens)          # [n_embd, n]
+        if not cuda:
+            x = ctx.get_rows(w["token_embd.weight"], tokens)      # [n_embd, n]
         for il in range(hp.n_layer):
             p = f"blk.{il}."
             h = norm(x, w[p + "attn_norm.weight"])
-            q = ctx.reshape_3d(ctx.mul_mat(w[p + "attn_q.weight"], h), hd, nh, n)
-            k = ctx.reshape_3d(ctx.mul_mat(w[p + "attn_k.weight"], h), hd, nkv, n)
+            qm = ctx.mul_mat(w[p + "attn_q.weight"], h)
+            km = ctx.mul_mat(w[p + "attn_k.weight"], h)
             v = ctx.mul_mat(w[p + "attn_v.weight"], h)              # [n_embd_kv, n]
-            q, k = rope(q), rope(k)
+            # the three products of h side by side in the node order (the executor
+            # shares h's conversion between them)
+            for t in (qm, km, v):
+                graph.build_forward_expand(t)
+            q = rope(ctx.reshape_3d(qm, hd, nh, n))
+            k = rope(ctx.reshape_3d(km, hd, nkv, n))
             kc = ctx.set_rows(self._k[il], ctx.reshape_2d(k, hp.n_embd_kv, n), rows)
             vc = ctx.set_rows(self._v[il], v, rows)
             # [hd, n_kv, n_head_kv] views of the written caches (head h at h * hd)
@@ -451,6 +569,8 @@ class LlamaModel:
             h = norm(x, w[p + "ffn_norm.weight"])
             g = ctx.mul_mat(w[p + "ffn_gate.weight"], h)
             u = ctx.mul_mat(w[p + "ffn_up.weight"], h)
+            graph.build_forward_expand(g)
+            graph.build_forward_expand(u)
             x = ctx.add(x, ctx.mul_mat(w[p + "ffn_down.weight"], ctx.swiglu_split(g, u)))
         if not all_logits and n > 1:                                  # the last token only
             x = ctx.view_2d(x, hp.n_embd, 1, x.nb[1], (n - 1) * x.nb[1])
@@ -458,7 +578,13 @@ class LlamaModel:
         out = ctx.mul_mat(w["output.weight"], x)                      # [n_vocab, n or 1]
         graph.build_forward_expand(out)
         alloc_ctx_tensors(ctx, self._backend)
-        return ctx, graph, {"tokens": tokens, "pos": pos, "rows": rows, "mask": mask}, out
+        inputs = {"pos": pos, "rows": rows, "mask": mask}
+        if cuda:
+            inputs["x"] = x
+        else:
+            inputs["tokens"] = tokens
+            inputs["plan"] = graph.plan(self.n_threads)     # made once per graph
+        return ctx, graph, inputs, out
 
 
 def load(path: Union[str, "os.PathLike[str]"], **kw: Any) -> LlamaModel:
@@ -473,11 +599,13 @@ RANDOM_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q6_k")
 def write_random_model(path: Union[str, "os.PathLike[str]"], wtype: str = "q8_0",
                        seed: int = 0, n_vocab: int = 1000, n_embd: int = 256,
                        n_layer: int = 4, n_head: int = 8, n_head_kv: int = 2,
-                       n_ff: int = 768, n_ctx: int = 512) -> int:
+                       n_ff: int = 768, n_ctx: int = 512, vocab: bool = False) -> int:
     """Writes a llama-architecture GGUF model with random weights (llama.cpp's keys and
     tensor names; 2-D weights in wtype, one of RANDOM_TYPES, norm weights f32; weights
     scaled by 1/sqrt(fan-in)); returns its parameter count. For examples and benchmarks:
-    the file has no tokenizer. K-quant types need n_embd and n_ff multiples of 256."""
+    ggml_cy needs no tokenizer; vocab=True adds a minimal SentencePiece-style ("llama")
+    token list, which llama.cpp requires to open the file. K-quant types need n_embd and
+    n_ff multiples of 256."""
     from ggml_cy import gguf as _gguf
     from ggml_cy.quants import quantize
     from ggml_cy.core._core import float32_to_bfloat16
@@ -519,6 +647,18 @@ def write_random_model(path: Union[str, "os.PathLike[str]"], wtype: str = "q8_0"
         f"{ARCH}.rope.freq_base": V(10000.0, "float32"),
         f"{ARCH}.vocab_size": V(n_vocab, "uint32"),
     }
+    if vocab:
+        toks = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)]
+        toks = (toks + [f"t{i}" for i in range(max(0, n_vocab - len(toks)))])[:n_vocab]
+        ttypes = ([2, 3, 3] + [6] * 256 + [1] * max(0, n_vocab - 259))[:n_vocab]
+        meta.update({
+            "tokenizer.ggml.model": "llama",
+            "tokenizer.ggml.tokens": toks,
+            "tokenizer.ggml.scores": np.zeros(n_vocab, np.float32),
+            "tokenizer.ggml.token_type": np.asarray(ttypes, np.int32),
+            "tokenizer.ggml.bos_token_id": V(1, "uint32"),
+            "tokenizer.ggml.eos_token_id": V(2, "uint32"),
+        })
     w = {"token_embd.weight": rng.standard_normal((n_vocab, d)).astype(np.float32)}
     for i in range(n_layer):
         p = f"blk.{i}."
@@ -531,3 +671,74 @@ def write_random_model(path: Union[str, "os.PathLike[str]"], wtype: str = "q8_0"
     w["output.weight"] = mat(n_vocab, d)
     _gguf.save(os.fspath(path), meta, {k: encode(v) for k, v in w.items()})
     return sum(v.size for v in w.values())
+
+
+# ---------------------------------------------------------------------- transformers layout
+def _unpermute_rows(w: np.ndarray, n_head: int) -> np.ndarray:
+    """Undoes llama.cpp's converter permutation of q/k rows: GGUF rotates adjacent pairs
+    (2i, 2i+1) of each head (rope "normal" mode), Hugging Face's rotate_half rotates
+    (i, i + head_dim/2); row h*hd + 2i + j of the file is row h*hd + j*hd/2 + i of HF's."""
+    rows, cols = w.shape
+    hd = rows // n_head
+    return w.reshape(n_head, hd // 2, 2, cols).swapaxes(1, 2).reshape(rows, cols)
+
+
+def hf_llama_weights(path: Union[str, "os.PathLike[str]"], dtype: Any = np.float32
+                     ) -> tuple[dict, dict]:
+    """A llama GGUF file in Hugging Face transformers' layout: (config, state) with
+    config the ``LlamaConfig`` keyword arguments and state {HF parameter name: numpy
+    array of dtype} (weights dequantized, q/k rows un-permuted; ``lm_head.weight`` is
+    the embedding when the file ties them). Needs neither torch nor transformers:
+    ``LlamaForCausalLM(LlamaConfig(**config))`` and ``load_state_dict`` of the arrays as
+    tensors give the same model (the tests and ``python -m bench model`` do that)."""
+    from ggml_cy.quants import dequantize
+    g, wctx = _gguf_api.gguf_init_from_file(str(path), ctx=True, mmap=True)
+    try:
+        hp = LlamaHParams.from_metadata(g.file.metadata, str(path))
+        tensors = {t.name: t for t in wctx.tensors()}
+        if hp.n_vocab is None:
+            hp.n_vocab = tensors["token_embd.weight"].ne[1]
+
+        def get(name):
+            t = tensors.get(name)
+            if t is None:
+                raise LlamaFormatError(f"{path}: missing tensor {name}")
+            typ = GGMLType(t.type)
+            shape = tuple(reversed(_ne(t)))
+            a = np.asarray(t.numpy())
+            if typ == GGMLType.BF16:
+                a = (a.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+            elif typ.is_quantized:
+                a = dequantize(np.ascontiguousarray(a), typ.name.lower(), shape)
+            return np.ascontiguousarray(a.reshape(shape), dtype=np.float32)
+
+        st = {"model.embed_tokens.weight": get("token_embd.weight"),
+              "model.norm.weight": get("output_norm.weight")}
+        st["lm_head.weight"] = get("output.weight") if "output.weight" in tensors \
+            else st["model.embed_tokens.weight"]
+        for i in range(hp.n_layer):
+            p, q = f"blk.{i}.", f"model.layers.{i}."
+            st[q + "input_layernorm.weight"] = get(p + "attn_norm.weight")
+            st[q + "self_attn.q_proj.weight"] = _unpermute_rows(get(p + "attn_q.weight"),
+                                                                hp.n_head)
+            st[q + "self_attn.k_proj.weight"] = _unpermute_rows(get(p + "attn_k.weight"),
+                                                                hp.n_head_kv)
+            st[q + "self_attn.v_proj.weight"] = get(p + "attn_v.weight")
+            st[q + "self_attn.o_proj.weight"] = get(p + "attn_output.weight")
+            st[q + "post_attention_layernorm.weight"] = get(p + "ffn_norm.weight")
+            st[q + "mlp.gate_proj.weight"] = get(p + "ffn_gate.weight")
+            st[q + "mlp.up_proj.weight"] = get(p + "ffn_up.weight")
+            st[q + "mlp.down_proj.weight"] = get(p + "ffn_down.weight")
+        if hp.n_rot != hp.head_dim or hp.freq_scale != 1.0 or "rope_freqs.weight" in tensors:
+            raise LlamaFormatError(f"{path}: partial rotary dims, rope scaling and rope "
+                                   "frequency factors have no plain LlamaConfig equivalent")
+        config = dict(vocab_size=hp.n_vocab, hidden_size=hp.n_embd,
+                      intermediate_size=hp.n_ff, num_hidden_layers=hp.n_layer,
+                      num_attention_heads=hp.n_head, num_key_value_heads=hp.n_head_kv,
+                      rms_norm_eps=hp.eps, rope_theta=hp.rope_base,
+                      max_position_embeddings=hp.n_ctx_train, hidden_act="silu",
+                      attention_bias=False, mlp_bias=False,
+                      tie_word_embeddings="output.weight" not in tensors)
+        return config, {k: v.astype(dtype, copy=False) for k, v in st.items()}
+    finally:
+        g.close()

@@ -17,6 +17,10 @@ returns and GGUF files hold, with ``type`` naming the ggml type; or a 2-D quanti
 ``ggml_cy.Tensor`` (its own type). ``b`` is ``(K,)`` or ``(..., K)`` floats (converted to
 float32, as ggml does); the result is float32 of shape ``b.shape[:-1] + (M,)``.
 
+With float weights (f32, f16, bf16 bit patterns with ``type="bf16"``, or such a Tensor)
+``mul_mat`` runs the graph's float kernel instead (issue 14 item 3): ``b @ a.T`` in float32,
+the same bits as ``ctx.mul_mat``.
+
 ``get_rows`` is ggml's ``get_rows``: ``table[ids]`` converted to float32, for tables of
 float32, float16, bfloat16 (uint16 bit patterns with ``type="bf16"``) or any quantized type
 (raw ``(R, row_bytes)`` blocks with ``type``, or a 2-D Tensor). ``ids`` are integers of any
@@ -29,7 +33,7 @@ import operator
 import numpy as np
 
 from ggml_cy.core._core import GGMLType, Tensor
-from ggml_cy.cpu import _quant_ops
+from ggml_cy.cpu import _quant_ops, _mul_mat
 from ggml_cy.cpu.threads import check_num_threads, get_num_threads
 
 __all__ = ["mul_mat", "get_rows", "mul_mat_types"]
@@ -89,11 +93,19 @@ def _raw_rows(a, type, what):
 def mul_mat(a, b, type=None, *, out=None, n_threads=None):
     """``b @ dequantize(a).T`` with quantized weights ``a``, computed ggml's way (see the
     module docstring): a (M, row_bytes) uint8 blocks + ``type``, or a quantized 2-D Tensor;
-    b (K,) or (..., K) floats; result float32 (..., M)."""
+    b (K,) or (..., K) floats; result float32 (..., M).
+
+    Float weights (issue 14 item 3): ``a`` a float32 / float16 (M, K) array (float64 is
+    converted to float32), bfloat16 bit patterns (uint16) with ``type="bf16"``, or a 2-D
+    F32 / F16 / BF16 Tensor: ``b @ a.T`` computed in float32 by the graph's float kernel
+    (the same bits as ``ctx.mul_mat``; b is not rounded to the weights' type)."""
+    fa = _float_weights(a, type)
+    if fa is not None:
+        return _mul_mat_float(fa[0], fa[1], b, out, n_threads)
     raw, t, ne0 = _raw_rows(a, type, "mul_mat")
     if not t.is_quantized:
-        raise TypeError(f"mul_mat: a must hold quantized weights, got type {t.name} "
-                        "(for float weights use numpy's matmul or ctx.mul_mat)")
+        raise TypeError(f"mul_mat: a of type {t.name} must be given as a float array or "
+                        "tensor (raw bytes are taken for quantized types only)")
     if not _quant_ops.mul_mat_supported(int(t)):
         raise TypeError(f"mul_mat: no kernel for weights of type {t.name} (supported: "
                         f"{', '.join(x.name for x in mul_mat_types())})")
@@ -138,6 +150,83 @@ def mul_mat(a, b, type=None, *, out=None, n_threads=None):
     if res.size == 0:
         return res
     _quant_ops.mul_mat_q(raw, int(t), K, b2, res.reshape(-1, M), _threads(n_threads))
+    return res
+
+
+_FLOAT_TYPES = (GGMLType.F32, GGMLType.F16, GGMLType.BF16)
+
+
+def _float_weights(a, type):
+    """(2-D float32 / uint16 array, GGMLType) when ``a`` holds float weights, else None."""
+    if isinstance(a, Tensor):
+        t = GGMLType(a.type)
+        if t not in _FLOAT_TYPES:
+            return None
+        if type is not None and _as_type(type, "mul_mat") != t:
+            raise TypeError(f"mul_mat: type={type!r} differs from the tensor's type {t.name}")
+        if a.ne[2] != 1 or a.ne[3] != 1:
+            raise ValueError(f"mul_mat: the tensor must be 2-D, got ne={list(a.ne)}")
+        arr = a.numpy(2)
+        return (arr.view(np.uint16) if arr.dtype == np.float16 else arr), t
+    t = None if type is None else _as_type(type, "mul_mat")
+    if t is not None and t not in _FLOAT_TYPES:
+        return None
+    arr = np.asarray(a)
+    if t is None:
+        if arr.dtype.kind != "f":
+            return None                          # raw blocks without type=: the usual error
+        t = GGMLType.F16 if arr.dtype == np.float16 else GGMLType.F32
+    if t == GGMLType.F32:
+        if arr.dtype.kind != "f" or arr.dtype == np.float16:
+            raise TypeError(f"mul_mat: type F32 weights must be a float32 array, got "
+                            f"{arr.dtype} (raw bytes are taken for quantized types only)")
+        arr = arr.astype(np.float32, copy=False)
+    elif t == GGMLType.F16:
+        if arr.dtype == np.float16:
+            arr = arr.view(np.uint16)
+        elif arr.dtype != np.uint16:
+            raise TypeError(f"mul_mat: F16 weights must be float16 (or uint16 bit patterns), "
+                            f"got {arr.dtype} (raw bytes are taken for quantized types only)")
+    elif arr.dtype != np.uint16:
+        raise TypeError(f"mul_mat: BF16 weights must be uint16 bit patterns, got {arr.dtype} "
+                        "(raw bytes are taken for quantized types only)")
+    if arr.ndim != 2:
+        raise ValueError(f"mul_mat: float weights must be 2-D (M, K), got shape {arr.shape}")
+    return arr, t
+
+
+def _mul_mat_float(arr, t, b, out, n_threads):
+    bx = np.asarray(b)
+    if bx.dtype.kind not in "fiu" or bx.dtype.kind == "b":
+        raise TypeError(f"mul_mat: b must hold real numbers, got dtype {bx.dtype}")
+    if bx.ndim == 0:
+        raise ValueError("mul_mat: b must have at least one dim (K)")
+    M, K = arr.shape
+    if bx.shape[-1] != K:
+        raise ValueError(f"mul_mat: a's rows have {K} values but b's have {bx.shape[-1]} "
+                         "(ne0 mismatch)")
+    shape = bx.shape[:-1] + (M,)
+    rows = int(np.prod(bx.shape[:-1], dtype=np.int64))
+    b2 = np.asarray(bx, dtype=np.float32).reshape(rows, K)
+    if out is None:
+        res = np.empty(shape, dtype=np.float32)
+    else:
+        if not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != shape:
+            raise ValueError(f"mul_mat: out must be a float32 array of shape {shape}")
+        if not out.flags.writeable:
+            raise ValueError("mul_mat: out is read-only")
+        if not out.flags.c_contiguous:
+            raise ValueError("mul_mat: out must be C-contiguous")
+        if np.shares_memory(out, arr) or np.shares_memory(out, b2):
+            raise ValueError("mul_mat: out overlaps a or b")
+        res = out
+    if res.size == 0:
+        return res
+    nt = _threads(n_threads)
+    if t == GGMLType.F32:
+        _mul_mat.mul_mat_f32(arr, b2, res.reshape(rows, M), nt)
+    else:
+        _mul_mat.mul_mat_half(arr, t == GGMLType.BF16, b2, res.reshape(rows, M), nt)
     return res
 
 

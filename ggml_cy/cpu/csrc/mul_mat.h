@@ -445,7 +445,46 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
         const int64_t ke = (K - pc < MM_KC) ? K : pc + MM_KC;
         mm_v8 acc[MM_GEMV_MAX_N];
         for (int j = 0; j < nn; j++) { mm_v8 z = {0}; acc[j] = z; }
-        for (int64_t k = pc; k < ke; k++) {
+        int64_t k = pc;
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+        for (; k + 8 <= ke; k += 8) {        /* 8 x 8 blocks transposed in registers */
+            __m256 r[8];
+            for (int i = 0; i < 8; i++) {
+                if (type == GGML_TYPE_F32) {
+                    r[i] = _mm256_loadu_ps((const float *)rows[i] + k);
+                } else {
+                    const __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)rows[i] + k));
+                    r[i] = type == GGML_TYPE_F16 ? _mm256_cvtph_ps(h)
+                         : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+                }
+            }
+            const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+            const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+            const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+            const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+            const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+            const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+            __m256 col[8];                    /* col[i]: the 8 rows' elements k + i */
+            col[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+            col[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+            col[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+            col[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+            col[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+            col[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+            col[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+            col[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+            for (int i = 0; i < 8; i++)
+                for (int j = 0; j < nn; j++) {
+                    const float bk = ((const float *)(b + j * nb11))[k + i];
+                    mm_v8 v;
+                    memcpy(&v, &col[i], sizeof(v));
+                    acc[j] += bk * v;         /* the packed micro-kernel's expression */
+                }
+        }
+#endif
+        for (; k < ke; k++) {
             mm_v8 v;
             for (int i = 0; i < 8; i++) v[i] = mm_a_scalar(rows[i], type, k);
             for (int j = 0; j < nn; j++) {
