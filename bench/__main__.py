@@ -16,7 +16,8 @@ import sys
 from bench import _env, _harness, _libs
 
 SUITES = ("cpu", "graph", "gpu", "gguf", "quant", "quant_quantize", "math", "matmul",
-          "model")
+          "model",
+          "gpu_overhead")   # gpu_overhead: issue 14 item 5 (host cost per eager GPU call)
 
 
 def parse_args(argv):

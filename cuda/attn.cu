@@ -45,27 +45,6 @@ __device__ __forceinline__ float fa_slope(const fa_args & a, int h) {
 
 template <typename T> __device__ __forceinline__ float fa_load(const char * p) { return up(*(const T *)p); }
 
-// 16 bytes of T (8 halves / 8 bfloat16 / 4 floats) widened into out[]
-template <typename T> constexpr int fa_vec_n() { return 16 / (int)sizeof(T); }
-template <typename T> __device__ __forceinline__ void fa_widen16(const uint4 u, float * out) {
-    if constexpr (std::is_same_v<T, float>) {
-        out[0] = __uint_as_float(u.x); out[1] = __uint_as_float(u.y);
-        out[2] = __uint_as_float(u.z); out[3] = __uint_as_float(u.w);
-    } else {
-        const unsigned w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            if constexpr (std::is_same_v<T, half>) {
-                const float2 f = __half22float2(*(const __half2 *)&w[i]);
-                out[2 * i] = f.x; out[2 * i + 1] = f.y;
-            } else {
-                out[2 * i] = __uint_as_float(w[i] << 16);
-                out[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-            }
-        }
-    }
-}
-
 // rows [k0, k0 + nk) of a k or v head (row stride rs bytes) into a [KT][stride] f32 tile,
 // D values per row (zeros beyond nk rows and from D to D4); vec: 16-byte loads (D % N == 0,
 // rows and base 16-byte aligned, elements adjacent)
@@ -73,13 +52,13 @@ template <typename T, int NTHR>
 __device__ __forceinline__ void fa_load_tile(float * tile, int stride, const char * base, int64_t rs, int64_t es,
                                              int k0, int nk, int D, int D4, bool vec) {
     if (vec) {
-        constexpr int N = fa_vec_n<T>();
+        constexpr int N = 16 / (int)sizeof(T);
         const int per_row = D / N;
         for (int e = threadIdx.x; e < FA_KT * per_row; e += NTHR) {
             const int j = e / per_row, c = e - j * per_row;
             float v[N];
             if (j < nk) {
-                fa_widen16<T>(__ldg((const uint4 *)(base + (int64_t)(k0 + j) * rs) + c), v);
+                widen16<T>(__ldg((const uint4 *)(base + (int64_t)(k0 + j) * rs) + c), v);
             } else {
 #pragma unroll
                 for (int i = 0; i < N; i++) v[i] = 0.0f;

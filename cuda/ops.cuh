@@ -288,6 +288,25 @@ bool attn_is_op(int op);                       // attn.cu: FLASH_ATTN_EXT
 bool attn_types_ok(int op, int dst_type, int src0_type, int src1_type);
 int attn_check(const ggml_tensor * dst);
 int attn_forward(ggml_tensor * dst, cudaStream_t stream);
+// 16 bytes of T (8 halves / 8 bfloat16 / 4 floats) widened into out[] (NaNs not repaired)
+template <typename T> __device__ __forceinline__ void widen16(const uint4 u, float * out) {
+    if constexpr (std::is_same_v<T, float>) {
+        out[0] = __uint_as_float(u.x); out[1] = __uint_as_float(u.y);
+        out[2] = __uint_as_float(u.z); out[3] = __uint_as_float(u.w);
+    } else {
+        const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            if constexpr (std::is_same_v<T, half>) {
+                const float2 f = __half22float2(*(const __half2 *)&w[i]);
+                out[2 * i] = f.x; out[2 * i + 1] = f.y;
+            } else {
+                out[2 * i] = __uint_as_float(w[i] << 16);
+                out[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+            }
+        }
+    }
+}
 // --- end issue 13 (cuops2)
 
 }  // namespace gcy

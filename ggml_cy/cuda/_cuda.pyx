@@ -281,6 +281,44 @@ def plan_key(str name, a, b, out):
     return (name, a._type, a._shape, a._strides, _layout(b), _layout(out))
 
 
+MISS = object()      # fast_call: no plan for this layout yet
+
+
+def fast_call(dict plans, str name, args, kwargs, tensor_cls):
+    """The eager call through the plan cached for its layout: its result, MISS when no
+    plan was made for the layout yet, or None when the general path must run (operands
+    other than device tensors of class tensor_cls, keywords other than out=, a layout
+    whose plan is False)."""
+    if type(args) is not tuple or (kwargs is not None and type(kwargs) is not dict):
+        return None
+    cdef Py_ssize_t n = len(<tuple>args)
+    out = None
+    if kwargs:
+        if len(<dict>kwargs) != 1:
+            return None
+        out = (<dict>kwargs).get("out", kwargs)
+        if type(out) is not tensor_cls:
+            return None
+    if n == 2:
+        a = args[0]
+        b = args[1]
+        if type(a) is not tensor_cls or type(b) is not tensor_cls:
+            return None
+    elif n == 1:
+        a = args[0]
+        b = None
+        if type(a) is not tensor_cls:
+            return None
+    else:
+        return None
+    plan = plans.get((name, a._type, a._shape, a._strides, _layout(b), _layout(out)), MISS)
+    if plan is MISS:
+        return MISS
+    if plan is False:
+        return None
+    return (<EagerPlan?>plan).run(a, b, out)
+
+
 cdef class EagerPlan:
     """dst = op(src0[, src1]) for fixed operand types and layouts: descriptors as
     op_forward takes them, less the data pointers. out_shape/out_strides/out_type/nbytes

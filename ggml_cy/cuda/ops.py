@@ -366,6 +366,15 @@ _PLAN_MAX = 4096
 
 def _fast_call(name, args, kwargs):
     """The result through a cached plan, or None when the general path must run."""
+    c = _require()
+    r = c.fast_call(_plans, name, args, kwargs, DeviceTensor)
+    if r is not c.MISS:
+        return r
+    return _fast_call_miss(c, name, args, kwargs)
+
+
+def _fast_call_miss(c, name, args, kwargs):
+    """_fast_call for a layout seen the first time: makes (and caches) its plan."""
     if kwargs:
         if len(kwargs) != 1 or "out" not in kwargs:
             return None
@@ -385,7 +394,6 @@ def _fast_call(name, args, kwargs):
             return None
     else:
         return None
-    c = _require()
     key = c.plan_key(name, a, b, out)
     plan = _plans.get(key)
     if plan is None:
