@@ -134,7 +134,7 @@ def _lc_decoder(llm, prompt, span):
 class _TorchLlama:
     """transformers' LlamaForCausalLM (float16, CUDA) with the GGUF file's weights."""
 
-    def __init__(self, torch, transformers, path):
+    def __init__(self, torch, transformers, path, device="cuda"):
         from ggml_cy.models.llama import hf_llama_weights
         cfg, state = hf_llama_weights(path, dtype=np.float16)
         config = transformers.LlamaConfig(**cfg)
@@ -142,12 +142,12 @@ class _TorchLlama:
         if isinstance(rp, dict):
             rp["rope_theta"] = cfg["rope_theta"]
         self.torch = torch
-        with torch.device("cuda"):
+        with torch.device(device):
             self.model = transformers.LlamaForCausalLM(config).to(torch.float16).eval()
         self.model.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()},
                                    strict=False)
         self.past = None
-        self.tok = torch.tensor([[DECODE_TOKEN]], device="cuda")
+        self.tok = torch.tensor([[DECODE_TOKEN]], device=device)
 
     def prompt(self, ids):
         torch = self.torch
@@ -163,7 +163,9 @@ class _TorchLlama:
         return out.logits[:, -1]
 
     def rewind(self, n):
-        self.past.crop(n)
+        extra = self.past.get_seq_length() - n
+        if extra > 0:
+            self.past.crop(-extra)         # a negative count: every transformers version
 
 
 # ----------------------------------------------------------------------------- rooflines

@@ -17,9 +17,6 @@
 //    cuBLAS path rounds dequantized weights and activations to f16); no scratch memory, so it
 //    is safe inside a captured CUDA graph. cuBLAS is not needed.
 #include <mma.h>
-#include <stdlib.h>
-
-#include <string>
 
 #include "ops.cuh"
 #include "quant.cuh"
@@ -452,9 +449,9 @@ __device__ __forceinline__ void q4_0_units(const mmq_args & p, const char * b, c
 }
 
 // R rows per CTA (R > 1 for several columns: b is read once for R rows)
-template <int NC, int R, int UNROLL = (R == 1 ? 2 : 1)>
+template <int NC, int R>
 __global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q4_0(mmq_args p) {
-    constexpr int NT = 32 * MMV_WARPS;
+    constexpr int UNROLL = R == 1 ? 2 : 1, NT = 32 * MMV_WARPS;
     const int row0 = blockIdx.x * R;
     const int z = blockIdx.y;
     const int i12 = z % p.ne12, i13 = z / p.ne12;
@@ -493,158 +490,6 @@ __global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q4_0(mmq_args p) {
         q4_0_units<1, R, NC>(p, b, dd, qq, &un, acc);
     }
     mmv_finish<NC, R>(p, &acc[0][0], row0, i12, i13);
-}
-
-
-// ---------------------------------------------------------------- Q4_0 x1, staged weights
-// EXPERIMENT (branch qgpu4, not measured yet): the CTA copies its R whole rows into shared
-// memory with 16-byte cp.async copies issued all at once (every weight byte of the CTA in
-// flight together, through L2 only, no registers held), loads its lanes' b values while they
-// travel, then lane j dots block j (32 values) of each of the R rows from shared memory, so
-// each b value is loaded once per CTA. MATH = 0: f32 (the values as k_mmv_q4_0 computes them);
-// MATH = 1: ggml's mmvq way, b rounded to int8 per 32 values in the lane's registers (its
-// block, nobody else's: no shared memory, no shuffles) and __dp4a on the nibbles, with the
-// -8 offset folded in exactly as 8 * sum(b_q). Needs K % 256 == 0 (rows of 16-byte multiple
-// length), 16-byte aligned rows, b's rows contiguous and 16-byte aligned (p.bvec).
-constexpr int MVS_NT = 32 * MMV_WARPS;
-
-__device__ __forceinline__ void cp_async16(void * smem, const void * gmem) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
-#else
-    *(uint4 *)smem = __ldcg((const uint4 *)gmem);
-#endif
-}
-__device__ __forceinline__ void cp_async_wait_all() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-#endif
-}
-
-// block j of a staged row (18 bytes at 18 j: 2-byte aligned): its scale and its 16 bytes of
-// nibbles as 4 words (byte i: value i in the low nibble, value 16 + i in the high one)
-__device__ __forceinline__ float staged_q4_0(const unsigned char * row, int j, uint32_t * q) {
-    const int off = 18 * j;
-    const uint32_t * w = (const uint32_t *)(row + (off & ~3));
-    const uint32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
-    const uint32_t sel = (off & 2) ? 0x7654u : 0x5432u;   // bytes 2..5 of (lo, hi) or all of hi
-    q[0] = __byte_perm(w0, w1, sel);
-    q[1] = __byte_perm(w1, w2, sel);
-    q[2] = __byte_perm(w2, w3, sel);
-    q[3] = __byte_perm(w3, w4, sel);
-    return __half2float(__ushort_as_half((unsigned short)(w0 >> ((off & 2) * 8))));
-}
-
-// PDL (sm_90, launched with programmatic stream serialization): the kernel lets the next one
-// launch at once (griddepcontrol.launch_dependents), and before waiting for the previous
-// kernel (griddepcontrol.wait) only asks L2 to prefetch its rows (cp.async.bulk.prefetch):
-// L2 is the device's point of coherence, so a prefetched line that the previous kernel then
-// writes is updated in L2, and every read of data happens after the wait. b is then read
-// through L2 (ld.cg), not the non-coherent read-only path, which assumes b constant over the
-// kernel's whole life.
-template <int R, int MATH, bool PDL = false>
-__global__ void __launch_bounds__(MVS_NT) k_mmv_q4_0_staged(mmq_args p) {
-    extern __shared__ __align__(16) unsigned char mvs_smem[];
-    const int tid = threadIdx.x;
-    const int rb = p.K / 32 * (int)sizeof(block_q4_0);   // staged row bytes, a multiple of 16
-    const int nv = rb / 16, nb = p.K / 32;
-    const int row0 = blockIdx.x * R;
-    const int z = blockIdx.y;
-    const int i12 = z % p.ne12, i13 = z / p.ne12;
-    const char * abase = p.a + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
-    const float4 * b4 = (const float4 *)(p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3]);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if constexpr (PDL) {
-        asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-        if (tid < R && row0 + tid < p.M)
-            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(abase + (int64_t)(row0 + tid) * p.anb[1]),
-                         "r"(rb) : "memory");
-        asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    }
-#endif
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-        if (row0 + r < p.M) {   // rows past the end stay unstaged: computed on, never written
-            const char * src = abase + (int64_t)(row0 + r) * p.anb[1];
-            for (int v = tid; v < nv; v += MVS_NT) cp_async16(mvs_smem + r * rb + 16 * v, src + 16 * v);
-        }
-    }
-    float4 x[8];
-    if (tid < nb) {
-#pragma unroll
-        for (int i = 0; i < 8; i++) x[i] = PDL ? __ldcg(b4 + 8 * tid + i) : __ldg(b4 + 8 * tid + i);
-    }
-    cp_async_wait_all();
-    __syncthreads();
-    float acc[R];
-#pragma unroll
-    for (int r = 0; r < R; r++) acc[r] = 0.0f;
-    for (int j = tid; j < nb; j += MVS_NT) {
-        if constexpr (MATH == 0) {
-#pragma unroll
-            for (int r = 0; r < R; r++) {
-                uint32_t q[4];
-                const float d = staged_q4_0(mvs_smem + r * rb, j, q);
-                float t = 0.0f;
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    const uint32_t lo = q[k] & 0x0f0f0f0fu, hi = (q[k] >> 4) & 0x0f0f0f0fu;
-                    t = fmaf(nib_f(lo, 0), x[k].x, t);
-                    t = fmaf(nib_f(lo, 1), x[k].y, t);
-                    t = fmaf(nib_f(lo, 2), x[k].z, t);
-                    t = fmaf(nib_f(lo, 3), x[k].w, t);
-                    t = fmaf(nib_f(hi, 0), x[4 + k].x, t);
-                    t = fmaf(nib_f(hi, 1), x[4 + k].y, t);
-                    t = fmaf(nib_f(hi, 2), x[4 + k].z, t);
-                    t = fmaf(nib_f(hi, 3), x[4 + k].w, t);
-                }
-                acc[r] = fmaf(d, t, acc[r]);
-            }
-        } else {
-            // b's block j -> int8 (ggml's Q8: d = amax / 127, q = round(x / d))
-            float m = 0.0f, nan = 0.0f;   // nan: a NaN value (fmaxf skips NaNs) keeps the result NaN
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                m = fmaxf(m, fmaxf(fmaxf(fabsf(x[i].x), fabsf(x[i].y)), fmaxf(fabsf(x[i].z), fabsf(x[i].w))));
-                nan += (x[i].x - x[i].x) + (x[i].y - x[i].y) + (x[i].z - x[i].z) + (x[i].w - x[i].w);
-            }
-            const float db = m / 127.0f + nan, id = m != 0.0f ? 127.0f / m : 0.0f;
-            int xq[8], sq = 0;
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                const int a0 = __float2int_rn(x[i].x * id), a1 = __float2int_rn(x[i].y * id);
-                const int a2 = __float2int_rn(x[i].z * id), a3 = __float2int_rn(x[i].w * id);
-                sq += a0 + a1 + a2 + a3;
-                xq[i] = (int)((uint32_t)(a0 & 0xff) | ((uint32_t)(a1 & 0xff) << 8) |
-                              ((uint32_t)(a2 & 0xff) << 16) | ((uint32_t)(a3 & 0xff) << 24));
-            }
-#pragma unroll
-            for (int r = 0; r < R; r++) {
-                uint32_t q[4];
-                const float d = staged_q4_0(mvs_smem + r * rb, j, q);
-                int s = 0;
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    s = __dp4a((int)(q[k] & 0x0f0f0f0fu), xq[k], s);          // values 4k ..
-                    s = __dp4a((int)((q[k] >> 4) & 0x0f0f0f0fu), xq[4 + k], s); // values 16 + 4k ..
-                }
-                acc[r] = fmaf(d * db, (float)(s - 8 * sq), acc[r]);
-            }
-        }
-        const int jn = j + MVS_NT;
-        if (jn < nb) {
-#pragma unroll
-            for (int i = 0; i < 8; i++) x[i] = PDL ? __ldcg(b4 + 8 * jn + i) : __ldg(b4 + 8 * jn + i);
-        }
-    }
-    mmv_finish<1, R>(p, acc, row0, i12, i13);
-}
-
-// the staged kernel fits: R rows in (static-limit) shared memory, aligned rows and b
-bool mmv_staged_ok(const mmq_args & p, int R) {
-    return p.N == 1 && p.bvec && p.K % 256 == 0 && (int64_t)R * (p.K / 32) * 18 <= 48 * 1024 &&
-           ((uintptr_t)p.a % 16) == 0 && p.anb[1] % 16 == 0 && p.anb[2] % 16 == 0 && p.anb[3] % 16 == 0;
 }
 
 // Tensor-core GEMM: 64x64 output tiles, 4 warps of 32x32, k steps of 32.
@@ -767,52 +612,13 @@ int mul_mat_q_forward(ggml_tensor * dst, cudaStream_t stream) {
             // 4 rows per CTA: each b value loaded is used for 4 rows (H100, 4096x4096, one
             // column: 1 row per CTA 14.9 / 14.1 / 17.4 / 19.9 us for Q4_0 / Q8_0 / Q4_K / Q6_K,
             // 4 rows 9.0 / 12.9 / 16.4 / 17.9 us; 2 or 8 rows no faster)
+            // Q4_0 x1 alternatives measured on an H100 and dropped (commit 02673d0,
+            // bench/results/q4mmv_variants-nvidia-h100-80gb-hbm3.json): both steps' loads first
+            // 11.0 us, whole rows staged in shared memory by cp.async (4/8/16 rows) 11.0-12.2,
+            // the same with int8 b and dp4a 10.1-13.6, with programmatic dependent launch
+            // 19.6-24.0; this kernel 8.8 us (7.3 with the weights L2-resident).
             if constexpr (Q::TYPE == GGML_TYPE_Q4_0) {
-                // EXPERIMENT (branch qgpu4): GGML_CY_Q4MMV picks the x1 kernel: unset/0 this
-                // one; u2: this one with both half-block steps' loads issued first; sf4/sf8/sf16:
-                // staged, f32 math, R rows per CTA; s84/s88/s816: staged, int8 b + dp4a
-                // a leading p (psf8, ps88): the staged kernel with PDL, on sm_90+ outside a
-                // graph capture (elsewhere: without)
-                const char * ev = getenv("GGML_CY_Q4MMV");
-                const std::string v = ev ? ev : "";
-                bool pdl = !v.empty() && v[0] == 'p';
-                const std::string w = pdl ? v.substr(1) : v;
-                const int sr = w.size() > 2 ? atoi(w.c_str() + 2) : 0;
-                const bool staged = (w.rfind("sf", 0) == 0 || w.rfind("s8", 0) == 0) &&
-                                    (sr == 4 || sr == 8 || sr == 16) && mmv_staged_ok(p, sr);
-                if (pdl) {
-                    int dev = 0, major = 0;
-                    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-                    pdl = cudaGetDevice(&dev) == cudaSuccess &&
-                          cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-                          major >= 9 && cudaStreamIsCapturing(stream, &cs) == cudaSuccess &&
-                          cs == cudaStreamCaptureStatusNone;
-                }
-                if (staged) {
-                    const size_t smem = (size_t)sr * (p.K / 32) * 18;
-                    const bool i8 = w[1] == '8';
-                    auto go = [&](auto kernel, int R) {
-                        if (!pdl) { kernel<<<grid(R), block, smem, stream>>>(p); return; }
-                        cudaLaunchConfig_t cfg = {};
-                        cfg.gridDim = grid(R); cfg.blockDim = dim3(block); cfg.dynamicSmemBytes = smem; cfg.stream = stream;
-                        cudaLaunchAttribute attr[1];
-                        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-                        attr[0].val.programmaticStreamSerializationAllowed = 1;
-                        cfg.attrs = attr; cfg.numAttrs = 1;
-                        (void)cudaLaunchKernelEx(&cfg, kernel, p);   // errors: check_launch below
-                    };
-                    if (sr == 4) {
-                        if (i8) pdl ? go(k_mmv_q4_0_staged<4, 1, true>, 4) : go(k_mmv_q4_0_staged<4, 1>, 4);
-                        else pdl ? go(k_mmv_q4_0_staged<4, 0, true>, 4) : go(k_mmv_q4_0_staged<4, 0>, 4);
-                    } else if (sr == 8) {
-                        if (i8) pdl ? go(k_mmv_q4_0_staged<8, 1, true>, 8) : go(k_mmv_q4_0_staged<8, 1>, 8);
-                        else pdl ? go(k_mmv_q4_0_staged<8, 0, true>, 8) : go(k_mmv_q4_0_staged<8, 0>, 8);
-                    } else {
-                        if (i8) pdl ? go(k_mmv_q4_0_staged<16, 1, true>, 16) : go(k_mmv_q4_0_staged<16, 1>, 16);
-                        else pdl ? go(k_mmv_q4_0_staged<16, 0, true>, 16) : go(k_mmv_q4_0_staged<16, 0>, 16);
-                    }
-                } else if (p.N == 1 && v == "u2") k_mmv_q4_0<1, 4, 2><<<grid(4), block, 0, stream>>>(p);
-                else if (p.N == 1) k_mmv_q4_0<1, 4><<<grid(4), block, 0, stream>>>(p);
+                if (p.N == 1) k_mmv_q4_0<1, 4><<<grid(4), block, 0, stream>>>(p);
                 else if (p.N == 2) k_mmv_q4_0<2, 2><<<grid(2), block, 0, stream>>>(p);
                 else if (p.N <= 4) k_mmv_q4_0<4, 4><<<grid(4), block, 0, stream>>>(p);
                 else k_mmv_q4_0<8, 4><<<grid(4), block, 0, stream>>>(p);

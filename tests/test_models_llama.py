@@ -280,6 +280,34 @@ def test_cuda_backend_absent_is_a_clear_error(models):
         LlamaModel(path, backend="CUDA")
 
 
+@pytest.mark.parametrize("wtype", ["F32", "BF16", "Q4_K"])
+def test_device_placement_path_on_a_stand_in_backend(models, monkeypatch, wtype):
+    """backend="cuda"'s code path (weights copied into a buffer of the backend, host-side
+    embedding lookup, inputs through tensor_set, backend.graph_compute, logits through
+    tensor_get) run with the CPU backend standing in for CUDA: the same logits as the CPU
+    runner. The real device runs tests/test_models_llama_gpu.py."""
+    import ggml_cy.cuda.backend as cb
+    import ggml_cy.cuda.runtime as rt
+    from ggml_cy.backend.cpu import CpuBackend
+
+    class StandIn(CpuBackend):
+        def supports_op(self, tensor):
+            return True
+
+    monkeypatch.setattr(rt, "require", lambda: None)
+    monkeypatch.setattr(cb, "cuda_init", lambda device=0: StandIn(2))
+    path, _ = models[wtype]
+    dev = LlamaModel(path, backend="cuda")
+    cpu = LlamaModel(path, n_threads=2)
+    assert dev.backend == "cuda" and dev.gw["blk.0.attn_q.weight"] is not \
+        dev.w["blk.0.attn_q.weight"]
+    for toks in (PROMPT, [5], [123], [299]):
+        a, b = dev.eval(toks), cpu.eval(toks)
+        assert a.shape == b.shape and R.nmse(a, b) < 1e-12
+    assert dev.generate([3, 4], 4) == cpu.generate([3, 4], 4)
+    dev.close()
+
+
 def test_bf16_weights_stay_bf16_on_the_cpu(models):
     path, _ = models["BF16"]
     m = LlamaModel(path)

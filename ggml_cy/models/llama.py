@@ -52,6 +52,7 @@ from ggml_cy.cpu import _quant_ops
 from ggml_cy.cpu import threads as _threads
 from ggml_cy.graph.context import Context
 from ggml_cy.backend import cpu_init, alloc_ctx_tensors, tensor_set, tensor_get
+from ggml_cy.graph._graph import tensor_nbytes as _graph_nbytes
 from ggml_cy.core._core import op_name as _op_name
 from ggml_cy.core.optable import number as _optable_number
 from ggml_cy.gguf import api as _gguf_api
@@ -198,6 +199,11 @@ def _tensor_plan(hp):
     return plan
 
 
+def _raw_bytes(t):
+    """A weight's stored bytes as a flat uint8 array (a view of the file's mapping)."""
+    return np.asarray(tensor_get(t, 0, _graph_nbytes(t)), dtype=np.uint8).reshape(-1)
+
+
 def _ne(t):
     """ne with trailing 1s dropped (the GGUF file's dims)."""
     ne = list(t.ne)
@@ -337,7 +343,7 @@ class LlamaModel:
             dev[n] = ctx.new_tensor(typ, list(t.ne), name=n[:63])
         alloc_ctx_tensors(ctx, self._backend)
         for n in names:
-            src = np.ascontiguousarray(self.w[n].numpy())
+            src = _raw_bytes(self.w[n])              # the stored bytes, any type
             if n in widen:
                 src = (src.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
             tensor_set(dev[n], memoryview(src.reshape(-1).view(np.uint8)))
@@ -461,14 +467,14 @@ class LlamaModel:
         """CUDA: the embedding rows of ids looked up on the host (float32 [n, n_embd])."""
         t = self.w["token_embd.weight"]
         typ = GGMLType(t.type)
-        table = t.numpy()
-        rows = np.asarray(table)[ids]
+        rows = _raw_bytes(t).reshape(self.hparams.n_vocab, -1)[ids]   # stored rows
         if typ == GGMLType.F32:
-            return np.ascontiguousarray(rows, dtype=np.float32)
+            return np.ascontiguousarray(rows).view(np.float32)
         if typ == GGMLType.F16:
-            return rows.astype(np.float32)
+            return np.ascontiguousarray(rows).view(np.float16).astype(np.float32)
         if typ == GGMLType.BF16:
-            return (rows.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+            bits = np.ascontiguousarray(rows).view(np.uint16).astype(np.uint32)
+            return (bits << 16).view(np.float32)
         from ggml_cy.quants import dequantize
         return dequantize(np.ascontiguousarray(rows), typ.name.lower(),
                           (ids.size, self.hparams.n_embd), n_threads=self.n_threads)
@@ -524,7 +530,7 @@ class LlamaModel:
         mem = n_tensors * 400 + Context.graph_overhead(max(2048, n_tensors)) + 65536
         ctx = Context(mem, no_alloc=True)
         if cuda:    # the embedding rows come from the host (_embed)
-            x = ctx.new_tensor_2d(GGMLType.F32, hp.n_embd, n)
+            x = x_in = ctx.new_tensor_2d(GGMLType.F32, hp.n_embd, n)
         else:
             tokens = ctx.new_tensor_1d(GGMLType.I32, n)
         pos = ctx.new_tensor_1d(GGMLType.I32, n)
@@ -580,7 +586,7 @@ class LlamaModel:
         alloc_ctx_tensors(ctx, self._backend)
         inputs = {"pos": pos, "rows": rows, "mask": mask}
         if cuda:
-            inputs["x"] = x
+            inputs["x"] = x_in
         else:
             inputs["tokens"] = tokens
             inputs["plan"] = graph.plan(self.n_threads)     # made once per graph
@@ -705,11 +711,15 @@ def hf_llama_weights(path: Union[str, "os.PathLike[str]"], dtype: Any = np.float
                 raise LlamaFormatError(f"{path}: missing tensor {name}")
             typ = GGMLType(t.type)
             shape = tuple(reversed(_ne(t)))
-            a = np.asarray(t.numpy())
-            if typ == GGMLType.BF16:
-                a = (a.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
-            elif typ.is_quantized:
-                a = dequantize(np.ascontiguousarray(a), typ.name.lower(), shape)
+            raw = _raw_bytes(t)
+            if typ == GGMLType.F32:
+                a = raw.view(np.float32)
+            elif typ == GGMLType.F16:
+                a = raw.view(np.float16).astype(np.float32)
+            elif typ == GGMLType.BF16:
+                a = (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+            else:
+                a = dequantize(raw, typ.name.lower(), shape)
             return np.ascontiguousarray(a.reshape(shape), dtype=np.float32)
 
         st = {"model.embed_tokens.weight": get("token_embd.weight"),
