@@ -348,6 +348,85 @@ def quant_cases(env):
     return cases
 
 
+# ----------------------------------------------------------------------------- nn rows
+# Issue 13's row ops (cuda/nn.cu) through the CUDA backend (a one-node graph, replayed as
+# a captured CUDA graph) against torch eager: rms_norm (torch.nn.functional.rms_norm) and
+# soft_max_ext with an f16 causal mask and a scale (torch: softmax(x * scale + mask), the
+# eager spelling of the same thing) on 4096 rows of 4096 f32.
+NN_N = 4096
+
+
+def _nn_case(env, op):
+    torch, gc, gcuda = env["torch"], env["gc"], env["gcuda"]
+    n, eps, scale = NN_N, 1e-6, 0.125
+
+    def setup():
+        from ggml_cy import backend
+        mask_bytes = n * n * 2 if op == "soft_max_ext" else 0
+        per_set = 2 * n * n * 4
+        k = _rotation(per_set, env["l2"], env["opts"].smoke)
+        rng = np.random.default_rng(3)
+        host = rng.standard_normal((n, n)).astype(np.float32) * 3
+        causal = np.triu(np.full((n, n), -np.inf, np.float32), 1)
+        be = gcuda.cuda_init()
+        ctx = gc.Context(mem_size=1 << 22, no_alloc=True)
+        xs = [ctx.new_tensor(gc.GGMLType.F32, (n, n)) for _ in range(k)]
+        if op == "rms_norm":
+            outs = [ctx.rms_norm(x, eps) for x in xs]
+        else:
+            mask = ctx.new_tensor(gc.GGMLType.F16, (n, n))
+            outs = [ctx.soft_max_ext(x, mask, scale, 0.0) for x in xs]
+        graphs = []
+        for o in outs:
+            g = ctx.new_graph()
+            g.build_forward_expand(o)
+            graphs.append(g)
+        buf = backend.alloc_ctx_tensors(ctx, be)
+        for x in xs:
+            backend.tensor_set(x, host)
+        if op != "rms_norm":
+            backend.tensor_set(mask, causal.astype(np.float16))
+        tx = [torch.from_numpy(host).cuda() for _ in range(k)]
+        tmask = torch.from_numpy(causal).cuda()
+        F = torch.nn.functional
+        if op == "rms_norm":
+            def t_launch(i):
+                return F.rms_norm(tx[i % k], (n,), eps=eps)
+            x64 = host.astype(np.float64)
+            ref = x64 / np.sqrt(np.mean(x64 * x64, axis=1, keepdims=True) + eps)
+        else:
+            def t_launch(i):
+                return torch.softmax(tx[i % k] * scale + tmask, dim=-1)
+            z = host.astype(np.float64) * scale + causal
+            z = np.exp(z - z.max(axis=1, keepdims=True))
+            ref = z / z.sum(axis=1, keepdims=True)
+
+        def g_launch(i):
+            be.graph_compute(graphs[i % k])
+            return outs[i % k]
+
+        g_launch(0)
+        g_launch(0)                              # captured from the second call on
+        got = backend.tensor_get(outs[0]).astype(np.float64)
+        tgot = t_launch(0).cpu().numpy().astype(np.float64)
+        den = float(np.sum(ref * ref))
+        nm = [float(np.sum((v - ref) ** 2)) / den for v in (got, tgot)]
+        keep = (ctx, buf)                        # noqa: F841 (alive while timed)
+        notes = [f"{k} rotating buffer sets; GB/s counts x read + y written"
+                 + (" + the f16 mask read" if mask_bytes else ""),
+                 f"NMSE vs float64 numpy: ggml_cy {nm[0]:.2e}, torch {nm[1]:.2e}",
+                 f"ggml_cy graph replayed: {be.last_replayed}"]
+        return Setup({}, nbytes=per_set + mask_bytes, reference=None, notes=notes), {
+            "ggml_cy": g_launch, "torch": t_launch}
+
+    label = "rms_norm" if op == "rms_norm" else "soft_max_ext (f16 causal mask, scale)"
+    return Case(f"{label} {n}x{n} f32", setup, group="nn", params={"op": op, "n": n},
+                targets=[Target("torch>=1", "vs_torch", 1.0)])
+
+
+def nn_cases(env):
+    return [_nn_case(env, "rms_norm"), _nn_case(env, "soft_max_ext")]
+
 # --- issue 13 (cuops2): flash_attn_ext decode on the CUDA backend vs torch's SDPA
 def _attn_case(env, D, n_kv, nh, nkv):
     torch, gc, gcuda = env["torch"], env["gc"], env["gcuda"]
@@ -428,8 +507,9 @@ def build_cases(env):
     groups = os.environ.get("GGML_CY_BENCH_GPU_GROUPS")   # e.g. "quant": only those rows
     if groups:
         want = set(groups.split(","))
-        return cases + (quant_cases(env) if "quant" in want else []) + \
-            (attn_cases(env) if "attn" in want else [])   # (cuops2)
+        return (cases + (quant_cases(env) if "quant" in want else [])
+                + (nn_cases(env) if "nn" in want else [])
+                + (attn_cases(env) if "attn" in want else []))   # (cuops1, cuops2)
     sizes = [1 << 20, 1 << 24] if quick else [1 << 20, 1 << 24, 1 << 27]
     t_contig = [Target("torch>=0.95", "vs_torch", 0.95)]
     for dt in (np.float32, np.float16):
@@ -449,6 +529,7 @@ def build_cases(env):
                             [Target("torch>=2.5", "vs_torch", 2.5)]))
     cases.append(_graph_case(env))
     cases.extend(quant_cases(env))
+    cases.extend(nn_cases(env))
     cases.extend(attn_cases(env))   # (cuops2)
     return cases
 

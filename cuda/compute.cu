@@ -20,30 +20,97 @@ static bool op_is_reduce(int op) {
 static bool op_has_two_sources(int op) {
     return op_is_binary(op) || op == GGML_OP_ADD1 || op == GGML_OP_MUL_MAT || op == GGML_OP_GET_ROWS;
 }
+// The ops of the first backend (elementwise, copies, reductions, MUL_MAT, GET_ROWS): they
+// check their types at launch and read src[0] (and src[1]).
+static bool op_is_basic(int op) {
+    return op_has_two_sources(op) || op_is_unary(op) || op_is_copy(op) || op_is_reduce(op);
+}
+
+// ------------------------------------------------------------------ op families
+// Node-level families (issue 13's ops): each has its own .cu file and three entry points
+// (ops.cuh): is_op, check (types, shapes and op_params of the node, with a message;
+// no memory access) and forward (launches, after check and the memory checks passed).
+struct op_family {
+    const char * name;
+    bool (*is_op)(int op);
+    bool (*types_ok)(int op, int dst_type, int src0_type, int src1_type);   // -1: no src1
+    int (*check)(const ggml_tensor * dst);
+    int (*forward)(ggml_tensor * dst, cudaStream_t stream);
+};
+
+static const op_family FAMILIES[] = {
+    {"nn", nn_is_op, nn_types_ok, nn_check, nn_forward},   // nn.cu: norms, soft_max, diag_mask, GLU
+    {"shape", shape_is_op, shape_types_ok, shape_check, shape_forward},   // shape.cu: concat, repeat, pad, sorts
+    {"rope", rope_is_op, rope_types_ok, rope_check, rope_forward},   // rope.cu: ROPE (cuops2)
+    {"rows", rows_is_op, rows_types_ok, rows_check, rows_forward},   // rows.cu: SET_ROWS
+    {"attn", attn_is_op, attn_types_ok, attn_check, attn_forward},   // attn.cu: FLASH_ATTN_EXT
+};
+
+static const op_family * family_of(int op) {
+    for (const op_family & f : FAMILIES)
+        if (f.is_op(op)) return &f;
+    return nullptr;
+}
+
+// How many sources each op takes: src[0..min) must be set, src[max..GGML_MAX_SRC) must be
+// NULL (a source the kernels would ignore is refused, not dropped silently).
+static bool op_src_range(int op, int * min_src, int * max_src) {
+    int lo = -1, hi = -1;
+    if (op_is_view(op)) { lo = 0; hi = GGML_MAX_SRC; }         // nothing is read
+    else if (op_has_two_sources(op)) { lo = 2; hi = 2; }
+    else if (op_is_unary(op) || op_is_reduce(op)) { lo = 1; hi = 1; }
+    else if (op_is_copy(op)) { lo = 1; hi = 2; }                // CPY(a, b): dst views b
+    else switch (op) {
+        case GGML_OP_NORM: case GGML_OP_RMS_NORM: case GGML_OP_GROUP_NORM:
+        case GGML_OP_DIAG_MASK_INF: case GGML_OP_REPEAT: case GGML_OP_PAD:
+        case GGML_OP_ARGSORT: case GGML_OP_TOP_K: case GGML_OP_ARGMAX:
+            lo = 1; hi = 1; break;
+        case GGML_OP_SOFT_MAX: lo = 1; hi = 2; break;           // x, mask (no sinks)
+        case GGML_OP_GLU: lo = 1; hi = 2; break;                // fused, or split x, g
+        case GGML_OP_CONCAT: lo = 2; hi = 2; break;
+        case GGML_OP_ROPE: lo = 2; hi = 3; break;               // x, positions, freq factors
+        case GGML_OP_SET_ROWS: lo = 3; hi = 3; break;           // b, ids, a (dst views a)
+        case GGML_OP_FLASH_ATTN_EXT: lo = 3; hi = 5; break;     // q, k, v, mask, sinks
+        default: return false;
+    }
+    *min_src = lo;
+    *max_src = hi;
+    return true;
+}
+
+static const char * const SRC_ROLE[GGML_MAX_SRC] = {
+    "src0", "src1", "src2", "src3", "src4", "src5", "src6", "src7", "src8", "src9"};
+
+// The node without its memory: op known, sources present as the op needs, and (node-level
+// families) types, shapes and op_params the kernels take.
+static int check_node(const ggml_tensor * dst) {
+    if (!dst) return fail(GGML_CY_CUDA_ERR_INVALID, "node is NULL");
+    const int op = dst->op;
+    int lo, hi;
+    const op_family * fam = family_of(op);
+    if (!op_src_range(op, &lo, &hi) || (!op_is_view(op) && !op_is_basic(op) && !fam))
+        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "op %d has no CUDA kernel", op);
+    if (op_is_view(op)) return GGML_CY_CUDA_OK;
+    for (int s = 0; s < lo; s++)
+        if (!dst->src[s]) {
+            if (op_has_two_sources(op)) return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs two sources", op);
+            if (lo == 1) return fail(GGML_CY_CUDA_ERR_INVALID, "op needs a source");
+            return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs %d sources (src%d is NULL)", op, lo, s);
+        }
+    for (int s = hi; s < GGML_MAX_SRC; s++)
+        if (dst->src[s])
+            return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "op %d: the CUDA kernel takes at most %d "
+                        "sources (src%d is set)", op, hi, s);
+    return fam ? fam->check(dst) : GGML_CY_CUDA_OK;
+}
 
 // Checks the node and its operands (types, presence, memory) without launching anything.
 static int validate_node(ggml_tensor * dst) {
-    if (!dst) return fail(GGML_CY_CUDA_ERR_INVALID, "node is NULL");
-    const int op = dst->op;
-    if (op_is_view(op)) return GGML_CY_CUDA_OK;
-    if (op_has_two_sources(op)) {
-        if (!dst->src[0] || !dst->src[1]) return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs two sources", op);
-    } else if (op_is_unary(op) || op_is_copy(op) || op_is_reduce(op)) {
-        if (!dst->src[0]) return fail(GGML_CY_CUDA_ERR_INVALID, "op needs a source");
-    } else if (op == GGML_OP_ROPE || op == GGML_OP_SET_ROWS || op == GGML_OP_FLASH_ATTN_EXT) {
-        // cuops2, provisional: cuops1's family table (FAMILIES: rope_*, rows_*, attn_*) replaces this
-        const int n = op == GGML_OP_FLASH_ATTN_EXT || op == GGML_OP_SET_ROWS ? 3 : 2;
-        for (int s = 0; s < n; s++)
-            if (!dst->src[s]) return fail(GGML_CY_CUDA_ERR_INVALID, "op %d needs %d sources", op, n);
-        GCY_TRY(check_tensor_memory(dst, "dst"));
-        for (int s = 0; s < GGML_MAX_SRC; s++) if (dst->src[s]) GCY_TRY(check_tensor_memory(dst->src[s], "src"));
-        return GGML_CY_CUDA_OK;
-    } else {
-        return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "op %d has no CUDA kernel", op);
-    }
+    GCY_TRY(check_node(dst));
+    if (op_is_view(dst->op)) return GGML_CY_CUDA_OK;
     GCY_TRY(check_tensor_memory(dst, "dst"));
-    GCY_TRY(check_tensor_memory(dst->src[0], "src0"));
-    if (op_has_two_sources(op)) GCY_TRY(check_tensor_memory(dst->src[1], "src1"));
+    for (int s = 0; s < GGML_MAX_SRC; s++)
+        if (dst->src[s]) GCY_TRY(check_tensor_memory(dst->src[s], SRC_ROLE[s]));
     return GGML_CY_CUDA_OK;
 }
 
@@ -55,9 +122,6 @@ static int launch_node(ggml_tensor * dst, cudaStream_t stream) {
     if (op_is_reduce(op)) return reduce_forward(dst, stream);
     if (op == GGML_OP_MUL_MAT) return mul_mat_forward(dst, stream);
     if (op == GGML_OP_GET_ROWS) return get_rows_forward(dst, stream);   // quant.cu
-    if (op == GGML_OP_ROPE) return rope_forward(dst, stream);                 // cuops2: rope.cu
-    if (op == GGML_OP_SET_ROWS) return rows_forward(dst, stream);         // rows.cu
-    if (op == GGML_OP_FLASH_ATTN_EXT) return attn_forward(dst, stream); // attn.cu
     if (op == GGML_OP_ADD1) {
         // ADD with a one-element src1, which tiles any shape (as the CPU path does)
         if (nelements(dst->src[1]) != 1) return fail(GGML_CY_CUDA_ERR_INVALID, "ADD1: src1 must hold one element");
@@ -66,46 +130,48 @@ static int launch_node(ggml_tensor * dst, cudaStream_t stream) {
         return binary_forward(&tmp, stream);
     }
     // CPY(a, b): dst is a view of b (same data and layout), so every copy op writes dst
-    return copy_forward(dst, dst->src[0], stream);
+    if (op_is_copy(op)) return copy_forward(dst, dst->src[0], stream);
+    if (const op_family * fam = family_of(op)) return fam->forward(dst, stream);
+    return fail(GGML_CY_CUDA_ERR_UNSUPPORTED, "op %d has no CUDA kernel", op);
 }
 
 // ------------------------------------------------------------------ graph cache
-// Key of one node: everything a launch bakes into its kernel parameters.
-struct node_key {
-    const ggml_tensor * node;
-    int op, type;
-    int64_t ne[4], nb[4];
-    void * data;
-    int32_t op_params[4];
-    const ggml_tensor * src[2];
-    void * src_data[2];
-    int src_type[2];
-    int64_t src_ne[2][4], src_nb[2][4];
-};
+// Key of a node list: everything a launch bakes into its kernel parameters, as words
+// appended per node: the node (pointer, op, type, ne, nb, data, the whole op_params array),
+// its number of sources (up to the last one set) and each source (pointer, data, type, ne,
+// nb). Variable length, so a node with two sources costs 43 words, not GGML_MAX_SRC's.
+static inline void key_put(std::vector<uint64_t> & k, const void * p) { k.push_back((uint64_t)(uintptr_t)p); }
+static inline void key_put4(std::vector<uint64_t> & k, const int64_t * v) {
+    for (int i = 0; i < 4; i++) k.push_back((uint64_t)v[i]);
+}
 
-static void make_key(const ggml_tensor * t, node_key * k) {
-    memset(k, 0, sizeof *k);
-    k->node = t;
-    k->op = t->op;
-    k->type = t->type;
-    memcpy(k->ne, t->ne, sizeof k->ne);
-    memcpy(k->nb, t->nb, sizeof k->nb);
-    k->data = t->data;
-    memcpy(k->op_params, t->op_params, sizeof k->op_params);
-    for (int s = 0; s < 2; s++) {
+static void append_key(const ggml_tensor * t, std::vector<uint64_t> & k) {
+    key_put(k, t);
+    k.push_back(((uint64_t)(uint32_t)t->op << 32) | (uint32_t)t->type);
+    key_put4(k, t->ne);
+    key_put4(k, t->nb);
+    key_put(k, t->data);
+    constexpr int NP = GGML_MAX_OP_PARAMS / sizeof(int32_t);
+    for (int i = 0; i < NP; i += 2)
+        k.push_back(((uint64_t)(uint32_t)t->op_params[i] << 32) | (uint32_t)t->op_params[i + 1]);
+    int n_src = 0;
+    for (int s = 0; s < GGML_MAX_SRC; s++) if (t->src[s]) n_src = s + 1;
+    k.push_back((uint64_t)n_src);
+    for (int s = 0; s < n_src; s++) {
         const ggml_tensor * x = t->src[s];
-        k->src[s] = x;
-        if (x) {
-            k->src_data[s] = x->data;
-            k->src_type[s] = x->type;
-            memcpy(k->src_ne[s], x->ne, sizeof x->ne);
-            memcpy(k->src_nb[s], x->nb, sizeof x->nb);
-        }
+        key_put(k, x);
+        if (!x) continue;
+        key_put(k, x->data);
+        k.push_back((uint64_t)(uint32_t)x->type);
+        key_put4(k, x->ne);
+        key_put4(k, x->nb);
     }
 }
 
 struct graph_entry {
-    std::vector<node_key> keys;
+    const ggml_tensor * first = nullptr;   // nodes[0]: the lookup
+    int n_nodes = 0;
+    std::vector<uint64_t> keys;
     cudaGraphExec_t exec = nullptr;
     uint64_t validated_generation = 0;   // registry generation when memory was last checked
     bool capture_failed = false;
@@ -167,11 +233,22 @@ int ggml_cy_cuda_supports_op(int op, int dst_type, int src0_type, int src1_type)
     if (op_is_reduce(op)) return reduce_supported(op, dst_type, src0_type);
     if (op == GGML_OP_MUL_MAT) return mul_mat_supported(dst_type, src0_type, src1_type);
     if (op == GGML_OP_GET_ROWS) return get_rows_supported(dst_type, src0_type, src1_type);
-    if (op == GGML_OP_ROPE) return rope_types_ok(op, dst_type, src0_type, src1_type);
-    if (op == GGML_OP_SET_ROWS) return rows_types_ok(op, dst_type, src0_type, src1_type);
-    if (op == GGML_OP_FLASH_ATTN_EXT) return attn_types_ok(op, dst_type, src0_type, src1_type);
     if (op == GGML_OP_ADD1) return binary_supported(GGML_OP_ADD, dst_type, src0_type, src1_type);
+    // node-level families: whether some node of these types runs (shapes and op_params
+    // decide the rest: ggml_cy_cuda_supports_node)
+    if (const op_family * fam = family_of(op)) return fam->types_ok(op, dst_type, src0_type, src1_type);
     return 0;
+}
+
+int ggml_cy_cuda_supports_node(const ggml_tensor * node) {
+    if (!node) return 0;
+    if (check_node(node) != GGML_CY_CUDA_OK) return 0;
+    const int op = node->op;
+    if (op_is_view(op) || family_of(op)) return 1;
+    // the first backend's ops check their types at launch: the type table answers
+    const ggml_tensor * s0 = node->src[0], * s1 = node->src[1];
+    return ggml_cy_cuda_supports_op(op, node->type, s0 ? s0->type : -1,
+                                    op_has_two_sources(op) && s1 ? s1->type : -1);
 }
 
 int ggml_cy_cuda_compute_forward(ggml_tensor * dst) {
@@ -209,16 +286,18 @@ int ggml_cy_cuda_graph_compute(ggml_tensor ** nodes, int n_nodes, int * replayed
     cudaStream_t stream;
     GCY_TRY(get_stream(&stream));
 
-    std::vector<node_key> keys((size_t)n_nodes);
+    std::vector<uint64_t> keys;
+    keys.reserve((size_t)n_nodes * 48);
     for (int i = 0; i < n_nodes; i++) {
         if (!nodes[i]) return fail(GGML_CY_CUDA_ERR_INVALID, "node %d is NULL", i);
-        make_key(nodes[i], &keys[i]);
+        append_key(nodes[i], keys);
     }
     graph_entry * e = nullptr;
     for (graph_entry * c : g_cache) {
-        if (c->keys.size() == keys.size() && c->keys[0].node == keys[0].node) { e = c; break; }
+        if (c->n_nodes == n_nodes && c->first == nodes[0]) { e = c; break; }
     }
-    const bool same = e && memcmp(e->keys.data(), keys.data(), keys.size() * sizeof(node_key)) == 0;
+    const bool same = e && e->keys.size() == keys.size() &&
+                      memcmp(e->keys.data(), keys.data(), keys.size() * sizeof(uint64_t)) == 0;
     const uint64_t gen = registry_generation();
     // Memory is checked before every launch of new work, and before a replay whenever a
     // buffer was freed since the last check (a replay must never touch freed memory).
@@ -237,7 +316,9 @@ int ggml_cy_cuda_graph_compute(ggml_tensor ** nodes, int n_nodes, int * replayed
             cudaGraphExecDestroy(e->exec);
             e->exec = nullptr;
         }
-        e->keys = keys;
+        e->keys.swap(keys);
+        e->first = nodes[0];
+        e->n_nodes = n_nodes;
         e->capture_failed = false;
         e->validated_generation = gen;
         return run_nodes(nodes, n_nodes, stream);   // first sight: plain launches

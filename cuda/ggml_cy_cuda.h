@@ -109,6 +109,9 @@ int ggml_cy_cuda_other_wait_stream(void * other);
 /* --- ops --- */
 /* 1 when compute_forward implements `op` for these types (src1_type -1 for unary/copy). */
 int ggml_cy_cuda_supports_op(int op, int dst_type, int src0_type, int src1_type);
+/* 1 when graph_compute runs this node: its op, the sources it needs (and no others), their
+ * types, shapes and the node's op_params (memory is not looked at); 0 otherwise. */
+int ggml_cy_cuda_supports_node(const ggml_tensor * node);
 /* Computes one node: dst = op(dst->src[0], dst->src[1]) per ops_defs.h, with ggml's tiling
  * (each source's ne divides dst's per dim), any signed byte strides; copies (DUP/CPY/CONT)
  * for any layout and type pair with equal element counts. View ops (VIEW, RESHAPE,

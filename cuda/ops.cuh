@@ -273,6 +273,22 @@ template <typename T, typename TD> __device__ TD bin_elem_rt(int op, T x, T y) {
     return TD();
 }
 
+// ------------------------------------------------------------------ node-level op families
+// Issue 13's ops, one family per file, each with four entry points that compute.cu's family
+// table (FAMILIES) calls: is_op (the ops of the family), types_ok (the type-level answer of
+// ggml_cy_cuda_supports_op; src1_type -1: none), check (types, shapes and op_params of one
+// node: a status and a message, no memory access) and forward (launches on `stream`; the
+// node passed check and the memory checks).
+// nn.cu: NORM, RMS_NORM, GROUP_NORM, SOFT_MAX, DIAG_MASK_INF, GLU
+bool nn_is_op(int op);
+bool nn_types_ok(int op, int dst_type, int src0_type, int src1_type);
+int nn_check(const ggml_tensor * dst);
+int nn_forward(ggml_tensor * dst, cudaStream_t stream);
+// shape.cu: CONCAT, REPEAT, PAD, ARGSORT, TOP_K, ARGMAX
+bool shape_is_op(int op);
+bool shape_types_ok(int op, int dst_type, int src0_type, int src1_type);
+int shape_check(const ggml_tensor * dst);
+int shape_forward(ggml_tensor * dst, cudaStream_t stream);
 // --- issue 13 (cuops2): node-level families in compute.cu's table: is_op, types_ok (the
 // type-level answer; src1_type -1: none), check (types, shapes, op_params; no memory access),
 // forward (launches on stream)

@@ -25,13 +25,14 @@ from ggml_cy.models.llama import RANDOM_TYPES, LlamaModel, write_random_model
 
 def main(wtype: str = "q8_0", n_tokens: int = 16, n_threads: Optional[int] = None,
          prompt_len: int = 32, path: Optional[str] = None,
-         backends: Optional[list] = None) -> list[int]:
+         backends: Optional[list[str]] = None) -> list[int]:
     """Returns the CPU's greedy tokens (the first backend's when the CPU is not run)."""
     if n_threads is None:
         n_threads = ggml_cy.get_num_threads()       # ggml_cy's default thread count
     if backends is None:
         import ggml_cy.cuda
-        backends = ["cpu"] + (["cuda"] if ggml_cy.cuda.is_available() else [])
+        gpu = bool(ggml_cy.cuda.is_available())  # type: ignore[no-untyped-call]
+        backends = ["cpu"] + (["cuda"] if gpu else [])
     with tempfile.TemporaryDirectory() as tmp:
         path = path or os.path.join(tmp, f"tiny-llama-{wtype}.gguf")
         n_params = write_random_model(path, wtype)
@@ -46,7 +47,8 @@ def main(wtype: str = "q8_0", n_tokens: int = 16, n_threads: Optional[int] = Non
         return next(iter(results.values()))
 
 
-def _run(path: str, backend: str, n_tokens: int, n_threads: int, prompt_len: int) -> list:
+def _run(path: str, backend: str, n_tokens: int, n_threads: int,
+         prompt_len: int) -> list[int]:
     model = LlamaModel(path, n_threads=n_threads, backend=backend)
     where = f"{n_threads} threads" if backend == "cpu" else "CUDA"
     print(f"[{backend}] {model.hparams}")

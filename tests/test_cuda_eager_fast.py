@@ -226,3 +226,31 @@ def test_threads_share_plans():
     for t in ts:
         t.join()
     assert not errors, errors
+
+
+@pytest.mark.parametrize("src_dtype,dst_dtype", [(np.float32, np.float32), (np.float16, np.float32),
+                                                 (np.float32, np.float16), (np.int32, np.float64)])
+def test_copyto_fast_path(src_dtype, dst_dtype):
+    h = rand((24, 40), src_dtype)
+    src = gcuda.asarray(h)
+    for view, hv in ((src, h), (src.T, h.T), (src[::2, 3:], h[::2, 3:])):
+        dst = gcuda.empty(hv.shape, dst_dtype)
+        for _ in range(2):                           # plan made, then used
+            gcuda.copyto(dst, view)
+            want = hv.astype(dst_dtype)
+            np.testing.assert_array_equal(bits(dst.numpy()), bits(want))
+        assert gops._plans.get(__import__("ggml_cy.cuda._cuda", fromlist=["_"]).plan_key(
+            "copyto", view, None, dst)) not in (None, False)
+    # broadcasting copies take the general path
+    row = gcuda.asarray(rand((40,), src_dtype))
+    dst = gcuda.empty((24, 40), dst_dtype)
+    gcuda.copyto(dst, row)
+    np.testing.assert_array_equal(bits(dst.numpy()),
+                                  bits(np.broadcast_to(row.numpy().astype(dst_dtype), (24, 40))))
+    # a freed source raises once the plan exists
+    s2 = gcuda.asarray(h)
+    d2 = gcuda.empty(h.shape, dst_dtype)
+    gcuda.copyto(d2, s2)
+    s2.free()
+    with pytest.raises(gcuda.CudaError, match="freed"):
+        gcuda.copyto(d2, s2)

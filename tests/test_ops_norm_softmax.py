@@ -135,14 +135,24 @@ def test_table_rows():
                           ("SOFT_MAX", "soft_max_ext"), ("GLU", "glu")]:
         o = optable.BY_NAME[name]
         assert o.kind == "other" and o.builder == builder and o.bstyle == "custom"
-        assert o.cuda == ()                      # CUDA kernels: a later step
+        assert o.cuda == ("f32", "f64")          # CUDA kernels: cuda/nn.cu
 
 
-def test_cuda_library_refuses_them():
+def test_cuda_library_types():
+    # the CUDA kernels (cuda/nn.cu) take the CPU's types: f32/f64 (GLU also f16), the
+    # softmax mask f32/f16; anything else is refused (tests/test_cuda_ops_nn.py runs them)
     _cuda = pytest.importorskip("ggml_cy.cuda._cuda",
                                 reason="built without the CUDA library (no nvcc)")
     for name in ("NORM", "RMS_NORM", "GROUP_NORM", "DIAG_MASK_INF", "SOFT_MAX", "GLU"):
-        assert not _cuda.supports_op(optable.number(name), int(T.F32), int(T.F32), -1)
+        op = optable.number(name)
+        assert _cuda.supports_op(op, int(T.F32), int(T.F32), -1)
+        assert _cuda.supports_op(op, int(T.F64), int(T.F64), -1)
+        assert not _cuda.supports_op(op, int(T.BF16), int(T.BF16), -1)
+        assert not _cuda.supports_op(op, int(T.I32), int(T.I32), -1)
+        assert _cuda.supports_op(op, int(T.F16), int(T.F16), -1) == (name == "GLU")
+    sm = optable.number("SOFT_MAX")
+    assert _cuda.supports_op(sm, int(T.F32), int(T.F32), int(T.F16))
+    assert not _cuda.supports_op(sm, int(T.F32), int(T.F32), int(T.I32))
 
 
 # ------------------------------------------------------------------ norm / rms_norm

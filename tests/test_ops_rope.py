@@ -346,5 +346,8 @@ def test_rope_builder_bad_arguments():
 def test_rope_has_no_cuda_kernel_row():
     from ggml_cy.core import optable
     assert optable.BY_NAME["ROPE"].cuda != ()   # (cuops2) cuda/rope.cu
-    for name in ("CONCAT", "REPEAT", "PAD", "ARGSORT", "TOP_K", "ARGMAX"):
-        assert optable.BY_NAME[name].cuda == ()
+    # the shape/sort ops have CUDA kernels (cuda/shape.cu, tests/test_cuda_ops_nn.py)
+    for name in ("CONCAT", "REPEAT", "PAD"):
+        assert optable.BY_NAME[name].cuda == ("any",)
+    for name in ("ARGSORT", "TOP_K", "ARGMAX"):
+        assert optable.BY_NAME[name].cuda == ("f32",)

@@ -239,32 +239,33 @@ OPS = (
     # --- issue 13: rope / concat / repeat / pad / argsort / top_k / argmax (ops2)
     op("ROPE", "other", builder="rope_ext", bstyle="custom", cuda=True,
        doc="rotary position embedding, normal or NeoX, YaRN scaling (ggml_rope_ext)"),
-    op("CONCAT", "other", builder="concat", bstyle="custom",
+    op("CONCAT", "other", builder="concat", bstyle="custom", cuda=True,
        doc="a and b joined along one dim (ggml_concat)"),
-    op("REPEAT", "other", builder="repeat", bstyle="custom",
+    op("REPEAT", "other", builder="repeat", bstyle="custom", cuda=True,
        doc="a tiled to b's shape (ggml_repeat)"),
-    op("PAD", "other", builder="pad", bstyle="custom",
+    op("PAD", "other", builder="pad", bstyle="custom", cuda=True,
        doc="a with zeros (or wrapped values) added before/after each dim (ggml_pad_ext)"),
-    op("ARGSORT", "other", builder="argsort", bstyle="custom",
+    op("ARGSORT", "other", builder="argsort", bstyle="custom", cuda=("f32",),
        doc="each row's indices sorted by value, i32 (ggml_argsort)"),
-    op("TOP_K", "other", builder="top_k", bstyle="custom",
+    op("TOP_K", "other", builder="top_k", bstyle="custom", cuda=("f32",),
        doc="the indices of each row's k largest values, i32 (ggml_top_k)"),
-    op("ARGMAX", "other", builder="argmax", bstyle="custom",
+    op("ARGMAX", "other", builder="argmax", bstyle="custom", cuda=("f32",),
        doc="each row's index of its largest value, i32 (ggml_argmax)"),
     # --- end issue 13 (ops2)
     # --- issue 13: norms / softmax / GLU (ops1); kernels in cpu/csrc/ops_norm.h, builders
-    # in graph/context.py, eager functions in ufuncs/nn.py
-    op("NORM", "other", builder="norm", bstyle="custom",
+    # in graph/context.py, eager functions in ufuncs/nn.py; CUDA kernels in cuda/nn.cu
+    # (GLU's f16 computes as f32), the shape/sort ops' in cuda/shape.cu
+    op("NORM", "other", builder="norm", bstyle="custom", cuda=F,
        doc="each row (ne0) normalized: (x - mean) / sqrt(var + eps)"),
-    op("RMS_NORM", "other", builder="rms_norm", bstyle="custom",
+    op("RMS_NORM", "other", builder="rms_norm", bstyle="custom", cuda=F,
        doc="each row (ne0) divided by its root mean square: x / sqrt(mean(x^2) + eps)"),
-    op("GROUP_NORM", "other", builder="group_norm", bstyle="custom",
+    op("GROUP_NORM", "other", builder="group_norm", bstyle="custom", cuda=F,
        doc="norm over groups of channels (dim 2), each group over ne0 * ne1 * channels"),
-    op("DIAG_MASK_INF", "other", builder="diag_mask_inf", bstyle="custom",
+    op("DIAG_MASK_INF", "other", builder="diag_mask_inf", bstyle="custom", cuda=F,
        doc="-inf above the diagonal shifted by n_past (i0 > n_past + i1), x elsewhere"),
-    op("SOFT_MAX", "other", builder="soft_max_ext", bstyle="custom",
+    op("SOFT_MAX", "other", builder="soft_max_ext", bstyle="custom", cuda=F,
        doc="softmax of each row of x * scale + slope * mask (ALiBi slope from max_bias)"),
-    op("GLU", "other", builder="glu", bstyle="custom",
+    op("GLU", "other", builder="glu", bstyle="custom", cuda=F,
        doc="gated linear unit act(x) * g: reglu, geglu, swiglu, geglu_erf, geglu_quick"),
 )
 

@@ -13,3 +13,5 @@ class Plan:
     n_threads: Any
     steps: Any
     work_size: Any
+
+def barrier_spin_budget() -> Any: ...

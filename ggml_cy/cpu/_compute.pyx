@@ -13,7 +13,7 @@ from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, co
                             core_nrows, core_contiguous_strides, GGML_MAX_SRC,
                             GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64, GGML_TYPE_I32)
 from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for,
-                                   pool_run, pool_barrier, check_signals, KERN_INTERRUPTED)
+                                   pool_run, check_signals, KERN_INTERRUPTED)
 from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT,
                                 GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
                                 GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
@@ -45,10 +45,20 @@ cdef long long GRAPH_SIGNAL_CHECK_NS = 50000000
 cdef enum:
     NO_ABORT = 0x7fffffff
 
+# (model helper, issue 13 item 4) the executor's own barrier: spin, then a futex, with an
+# adaptive spin budget (csrc/graph_barrier.h says why)
+cdef extern from "graph_barrier.h" nogil:
+    ctypedef struct gcy_gbar:
+        pass
+    void gcy_gbar_init(gcy_gbar * b)
+    void gcy_gbar_wait(gcy_gbar * b, int nth)
+    int gcy_gbar_get_budget()
+
 ctypedef struct graph_job:
     gplan * p
     char * base
     int abort_at        # set once by thread 0 (Ctrl-C): every thread stops after this step
+    gcy_gbar bar        # the barrier between steps
 
 cdef extern from "kernels_convert.h" nogil:
     void kern_fe_clear()
@@ -538,7 +548,7 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
             node = p.nodes[st.node]
             if ith < nt:
                 mmq_convert_b(node, ith, nt, shared)
-            pool_barrier()
+            gcy_gbar_wait(&job.bar, nth)
             if ith < nt and mmq_dots(node, ith, nt, shared) < 0:
                 p.error = 1
         elif st.kind == STEP_FUSED:
@@ -556,7 +566,7 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
                 rc = compute_node(&tmp, ith, nt, mine)
                 if rc < 0:
                     set_error(p, rc)
-            pool_barrier()
+            gcy_gbar_wait(&job.bar, nth)
             memcpy(&back, node, sizeof(ggml_tensor))
             memset(back.src, 0, sizeof(back.src))
             back.src[0] = &tmp
@@ -572,7 +582,7 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
                 gcy_store_int(&job.abort_at, s)
             next_check = gcy_graph_now_ns() + GRAPH_SIGNAL_CHECK_NS
         if barrier:
-            pool_barrier()
+            gcy_gbar_wait(&job.bar, nth)
         if (barrier or nth == 1) and gcy_load_int(&job.abort_at) <= s:
             break
     gcy_fe_or(&p.fe_flags, kern_fe_test_all())
@@ -589,6 +599,7 @@ cdef int plan_compute(gplan * p, char * work) noexcept nogil:
     job.p = p
     job.base = base
     job.abort_at = NO_ABORT
+    gcy_gbar_init(&job.bar)
     p.error = 0
     p.fe_flags = 0
     # the small-QMM regions' three counters start at zero (mmq_convert_b_shared, mmq_dots)
@@ -965,6 +976,12 @@ cdef void plan_free(gplan * p) noexcept nogil:
     free(p.nodes)
     free(p.node_tasks)
     free(p)
+
+
+def barrier_spin_budget():
+    """The graph barrier's current spin budget (pause iterations before a thread sleeps;
+    adapted to how long waits last, see csrc/graph_barrier.h)."""
+    return gcy_gbar_get_budget()
 
 
 _STEP_NAMES = {STEP_NOOP: "noop", STEP_NODE: "node", STEP_TEMP: "node+temp",

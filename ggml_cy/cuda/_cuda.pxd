@@ -71,6 +71,7 @@ cdef extern from "ggml_cy_cuda.h" nogil:
     int ggml_cy_cuda_other_wait_stream(void * other)
 
     int ggml_cy_cuda_supports_op(int op, int dst_type, int src0_type, int src1_type)
+    int ggml_cy_cuda_supports_node(const ggml_tensor * node)
     int ggml_cy_cuda_compute_forward(ggml_tensor * dst)
     int ggml_cy_cuda_binary_scaled_i8(ggml_tensor * dst, float s0, float s1, float s_out)
 

@@ -236,6 +236,11 @@ def supports_op(int op, int dst_type, int src0_type, int src1_type=-1):
     return bool(ggml_cy_cuda_supports_op(op, dst_type, src0_type, src1_type))
 
 
+def supports_node(CoreTensor t not None):
+    """Whether graph_compute runs this node (op, sources, types, shapes, op_params)."""
+    return bool(ggml_cy_cuda_supports_node(<const ggml_tensor *><uintptr_t>t.ptr()))
+
+
 def op_forward(int op, dst, src0, src1=None, params=None):
     """dst = op(src0[, src1]) on the device; each argument a (type, ne, nb, ptr) tuple,
     params up to 16 int32 op parameters (float bit patterns for float parameters)."""

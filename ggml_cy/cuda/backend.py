@@ -66,12 +66,9 @@ class CudaBackend(_backend.Backend):
         return CudaBufferType()
 
     def supports_op(self, tensor):
-        lib = _lib()
-        op = int(tensor.op)
-        srcs = tensor.src
-        t0 = int(srcs[0].type) if len(srcs) > 0 and srcs[0] is not None else -1
-        t1 = int(srcs[1].type) if len(srcs) > 1 and srcs[1] is not None else -1
-        return lib.supports_op(op, int(tensor.type), t0, t1)
+        """True when graph_compute runs this node on the device: the op, its sources,
+        types, shapes and op_params (ggml_cy_cuda_supports_node)."""
+        return _lib().supports_node(tensor)
 
     def graph_compute(self, graph):
         """Runs every node on the GPU, in order. Returns the graph."""

@@ -334,6 +334,18 @@ def astype(x, dtype, copy=True):
 def copyto(dst, src):
     """dst[...] = src (broadcast, converted), on the device."""
     c = _require()
+    if type(dst) is DeviceTensor and type(src) is DeviceTensor:
+        # the fast path: a plan per (src, dst) layout, as for the eager calls
+        key = c.plan_key("copyto", src, None, dst)
+        plan = _plans.get(key)
+        if plan is None:
+            plan = _make_copy_plan(c, dst, src)
+            if len(_plans) >= _PLAN_MAX:
+                _plans.clear()
+            _plans[key] = plan
+        if plan is not _NO_PLAN:
+            plan.run(src, None, dst)
+            return None
     if not _is_device(dst):
         raise TypeError("copyto on the device needs a DeviceTensor destination")
     src = _to_device(src, dst.ggml_type) if not _is_device(src) else src
@@ -455,6 +467,23 @@ def _make_plan(c, name, a, b, out):
         ops = [(t, ne, nb) for t, (ne, nb) in zip([outt] + types, descs)]
         return c.EagerPlan(op, ops[0], ops[1], ops[2] if b is not None else None, None,
                            DeviceTensor, target.shape, target.strides, size * itemsize)
+    except Exception:
+        return _NO_PLAN
+
+
+def _make_copy_plan(c, dst, src):
+    """An EagerPlan for copyto(dst, src) with equal shapes (any strides, any types the
+    copy kernels convert between), or _NO_PLAN."""
+    try:
+        if dst.is_quantized or src.is_quantized or tuple(dst.shape) != tuple(src.shape) \
+                or dst.size == 0:
+            return _NO_PLAN
+        descs = _descs(dst, [src])
+        op = c.OPS["CPY"]
+        if descs is None or not c.supports_op(op, dst.ggml_type, src.ggml_type):
+            return _NO_PLAN
+        (ne_d, nb_d), (ne_s, nb_s) = descs
+        return c.EagerPlan(op, (dst.ggml_type, ne_d, nb_d), (src.ggml_type, ne_s, nb_s))
     except Exception:
         return _NO_PLAN
 

@@ -583,19 +583,25 @@ def _fallback_count():
     return g_fallbacks
 
 
+cdef object g_cuda_eager_call = None   # (gpucall, issue 14 item 5) ggml_cy.cuda.eager_call,
+#                                       looked up once: an import statement per call costs ~1 us
+
+
 cdef object fallback(int op, tuple args, object out, object dtype, dict kwargs):
     """numpy computes it (or raises numpy's error); CUDA tensors go to ggml_cy.cuda."""
-    global g_fallbacks
+    global g_fallbacks, g_cuda_eager_call
     g_fallbacks += 1
     for x in args:
         if is_device_tensor(x):
-            from ggml_cy import cuda
+            if g_cuda_eager_call is None:
+                from ggml_cy import cuda
+                g_cuda_eager_call = cuda.eager_call
             kw = dict(kwargs) if kwargs else {}
             if out is not None:
                 kw["out"] = out
             if dtype is not None:
                 kw["dtype"] = dtype
-            return cuda.eager_call(_NAMES[op], args, kw)
+            return g_cuda_eager_call(_NAMES[op], args, kw)
     kw = dict(kwargs) if kwargs else {}
     if out is not None:
         kw["out"] = out

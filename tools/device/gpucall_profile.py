@@ -128,6 +128,23 @@ def layers(gc, gcuda, gops, gten, torch, cupy, c, sync, n):
             plan2 = gops._plans.get(c.plan_key("add", ga, gb, None))
             timeit("  plan.run(a, b, None)  (allocates)", lambda: plan2.run(ga, gb, None), sync)
             timeit("  c.plan_key('add', a, b, out)", lambda: c.plan_key("add", ga, gb, go))
+            if hasattr(c, "fast_call"):
+                DT = gten.DeviceTensor
+                timeit("  c.fast_call(plans, 'add', (a, b), {out})",
+                       lambda: c.fast_call(gops._plans, "add", (ga, gb), kw, DT), sync)
+            # the C call's parts: a view op (the call and the stream lookup only)
+            vd = (0, (n, 1, 1, 1), (4, 4 * n, 4 * n, 4 * n), go.data_ptr)
+            timeit("  c.op_forward(NONE view op) (no checks, no launch)",
+                   lambda: c.op_forward(0, vd, vd))
+            ta2 = torch.empty_like(ta)
+            gs = gcuda.asarray(np.ones((32, 32), np.float32)).T
+            go2 = gcuda.empty((32, 32), np.float32)
+            ts = torch.ones((32, 32), device="cuda").T
+            to2 = torch.empty((32, 32), device="cuda")
+            timeit("  gcuda.copyto(o, a) contiguous", lambda: gcuda.copyto(go, ga), sync)
+            timeit("  torch o.copy_(a) contiguous", lambda: ta2.copy_(ta), sync)
+            timeit("  gcuda.copyto(o, a.T) 32x32", lambda: gcuda.copyto(go2, gs), sync)
+            timeit("  torch o.copy_(a.T) 32x32", lambda: to2.copy_(ts), sync)
             timeit("  gc.negative(a)", lambda: gc.negative(ga), sync)
             timeit("  torch.neg(a)", lambda: torch.neg(ta), sync)
         F32 = gten.F32

@@ -10,7 +10,9 @@ cd "$(dirname "$0")/../.."
 export PYTHONUNBUFFERED=1
 RES=/tmp/devres; mkdir -p "$RES"
 START=$(date +%s); DEADLINE_S=${DEADLINE_S:-560}   # the device tool's call limit is 600 s
-if [ "${1:-}" = "--no-build" ]; then shift; else
+built=$(ls ggml_cy/core/_core*.so 2>/dev/null | head -1)
+if [ "${1:-}" = "--no-build" ] && [ -n "$built" ]; then shift; else
+  [ "${1:-}" != "--no-build" ] || { shift; echo "--no-build: no build here (a fresh machine), building"; }
   t0=$(date +%s)
   GGML_CY_CUDA_ARCH=${GGML_CY_CUDA_ARCH:-90} python3 setup.py -q build_ext --inplace -j 16 \
     >"$RES/build.log" 2>&1 || { echo "BUILD FAILED"; tail -40 "$RES/build.log"; }
