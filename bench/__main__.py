@@ -17,7 +17,8 @@ from bench import _env, _harness, _libs
 
 SUITES = ("cpu", "graph", "gpu", "gguf", "quant", "quant_quantize", "math", "matmul",
           "model",
-          "gpu_overhead")   # gpu_overhead: issue 14 item 5 (host cost per eager GPU call)
+          "gpu_overhead",   # gpu_overhead: issue 14 item 5 (host cost per eager GPU call)
+          "scaling")        # scaling: issue 14 item 1 (1, 2, 4, 8, 16 threads)
 
 
 def parse_args(argv):

@@ -201,6 +201,27 @@ def bandwidth_vs_lib(lib, ref_lib, key, header):
     return Ratio(key, header, fn)
 
 
+def speedup_vs_best(lib, peers, key="vs_best", header="xbest"):
+    """`lib`'s speed-up over the FASTEST of `peers` measured in this case (that peer's
+    time / lib's time): >= 1 means no peer beat it (issue 14's column)."""
+    def fn(r):
+        t = r.time(lib)
+        times = [r.time(p) for p in peers]
+        times = [x for x in times if x]
+        return min(times) / t if t and times else None
+    return Ratio(key, header, fn)
+
+
+def bandwidth_vs_best_lib(lib, ref_libs, key, header):
+    """`lib`'s GB/s over the best GB/s of several reference columns (e.g. the fused C loop
+    with plain and with non-temporal stores: whichever this machine runs faster)."""
+    def fn(r):
+        g = r.gbps(lib)
+        refs = [x for x in (r.gbps(x) for x in ref_libs) if x]
+        return g / max(refs) if g and refs else None
+    return Ratio(key, header, fn)
+
+
 def evaluate_ratios(results, ratios):
     """Fill every result's ratios and target verdicts (after all cases ran)."""
     for r in results:

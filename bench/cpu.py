@@ -52,6 +52,7 @@ class Env:
     torch: object
     threads: int
     gc_kw: dict
+    llc: int | None = None
 
 
 def fmt_n(n):
@@ -134,12 +135,35 @@ def copy_setup(env, src, dtype=None, allocate=False):
 
 
 # ----------------------------------------------------------------------------- cases
-def _size_targets(op, dtype, n):
+PEERS = ["numpy", "numexpr", "torch"]
+# issue 14: from 1e3 elements on, no peer at the same thread count may be faster
+BEST = Target("best>=1", "vs_best", 1.0)
+# issue 14: outputs beyond the last-level cache reach 0.85 of the non-temporal STREAM add
+NT_TARGET = Target("roofNT>=0.85", "vs_roofline_nt", 0.85)
+
+
+def llc_bytes(gc):
+    """The last-level cache ggml_cy measured at import (None when it cannot say)."""
+    try:
+        return int(gc.cpu._kernels.llc_info()[0])
+    except Exception:
+        return None
+
+
+def _beyond_llc(env, out_bytes):
+    return [NT_TARGET] if env.llc and out_bytes > env.llc else []
+
+
+def _size_targets(op, dtype, n, env=None):
     targets = []
     if n == 16:
         targets.append(Target("16-el time<=2x np", "vs_numpy", 0.5))
     if n >= 1000:
         targets.append(Target("np>=1", "vs_numpy", 1.0))
+        targets.append(BEST)
+        if env is not None:
+            out_item = 1 if op.name in ("greater", "logical_and") else np.dtype(dtype).itemsize
+            targets += _beyond_llc(env, n * out_item)
     if op is ADD and dtype == np.float32 and n >= 10_000_000:
         targets.append(Target("roof>=0.9", "vs_roofline", 0.9))
     if op is ADD and dtype == np.float16 and n >= 1_000_000:
@@ -156,7 +180,7 @@ def sweep_case(env, op, dtype, n):
     dt = DTYPE_SHORT[dtype]
     return Case(f"{op.name} {dt} n={fmt_n(n)}", setup, group=f"{op.name} {dt}",
                 params={"op": op.name, "dtype": np.dtype(dtype).name, "n": n},
-                targets=_size_targets(op, dtype, n))
+                targets=_size_targets(op, dtype, n, env))
 
 
 def alloc_add_case(env, n):
@@ -168,7 +192,7 @@ def alloc_add_case(env, n):
         return s
     return Case(f"add f32 n={fmt_n(n)} allocating", setup, group="alloc",
                 params={"op": "add", "dtype": "float32", "n": n, "out": "allocated"},
-                targets=[Target("np>=1", "vs_numpy", 1.0)])
+                targets=[Target("np>=1", "vs_numpy", 1.0), BEST])
 
 
 def shape_case(env, label, a_shape, b_shape, smoke, transpose_a=False, targets=()):
@@ -182,10 +206,12 @@ def shape_case(env, label, a_shape, b_shape, smoke, transpose_a=False, targets=(
         a = random_array(rng, a_shape, np.float32)
         b = random_array(rng, b_shape, np.float32)
         return binary_setup(env, ADD, a.T if transpose_a else a, b)
+    out_bytes = 4 * int(np.prod(np.broadcast_shapes(a_shape, b_shape)))
     return Case(label, setup, group="broadcast",
                 params={"op": "add", "dtype": "float32", "a": list(a_shape), "b": list(b_shape),
                         "a_transposed": transpose_a},
-                targets=[Target("np>=1", "vs_numpy", 1.0), *targets])
+                targets=[Target("np>=1", "vs_numpy", 1.0), BEST, *targets,
+                         *_beyond_llc(env, out_bytes)])
 
 
 def permute_case(env, smoke, allocate):
@@ -201,7 +227,7 @@ def permute_case(env, smoke, allocate):
     how = "ascontiguousarray" if allocate else "copyto"
     return Case(f"permute (16,128,64,64) {how[:8]}", setup, group="copy",
                 params={"op": how, "shape": list(shape), "axes": [0, 2, 1, 3]},
-                targets=[Target("np>=1", "vs_numpy", 1.0)])
+                targets=[Target("np>=1", "vs_numpy", 1.0), BEST])
 
 
 def convert_case(env, n, allocate):
@@ -211,7 +237,8 @@ def convert_case(env, n, allocate):
     how = "astype" if allocate else "copyto"
     return Case(f"f32->f16 n={fmt_n(n)} {how}", setup, group="copy",
                 params={"op": how, "from": "float32", "to": "float16", "n": n},
-                targets=[Target("np>=1", "vs_numpy", 1.0), Target("np>=8", "vs_numpy", 8.0)])
+                targets=[Target("np>=1", "vs_numpy", 1.0), Target("np>=8", "vs_numpy", 8.0),
+                         BEST, *_beyond_llc(env, 2 * n)])
 
 
 def build_cases(env, opts):
@@ -278,7 +305,8 @@ def run(opts, json_path, argv=None, out=None):
     np_ne, torch = _libs.load_optional("numexpr"), _libs.load_optional("torch")
     thread_notes = _libs.set_threads(opts.threads, gc, np_ne, torch)
     roofline, roof_note = _libs.load_roofline(gc)
-    env = Env(gc, np_ne, torch, opts.threads, _libs.ggml_threads_kwargs(gc, opts.threads))
+    env = Env(gc, np_ne, torch, opts.threads, _libs.ggml_threads_kwargs(gc, opts.threads),
+              llc_bytes(gc))
     meta = _env.environment(gc, opts.threads, "cpu", argv)
     meta["thread_setting"] = thread_notes
     notes = [f"          ({'; '.join(thread_notes)})",
@@ -310,6 +338,7 @@ def run(opts, json_path, argv=None, out=None):
     ratios = [
         _harness.speedup("ggml_cy", "numpy", header="xnumpy"),
         _harness.speedup("ggml_cy", "torch", header="xtorch"),
+        _harness.speedup_vs_best("ggml_cy", PEERS),
         _harness.bandwidth_fraction("ggml_cy", plain, "vs_roofline", "/roof"),
         _harness.bandwidth_fraction("ggml_cy", nt, "vs_roofline_nt", "/roofNT"),
     ]
@@ -318,13 +347,18 @@ def run(opts, json_path, argv=None, out=None):
     meta["runtime_s"] = round(time.perf_counter() - t0, 1)
     pre = [f"roofline: plain {_report.fmt_rate(plain)} GB/s, non-temporal "
            f"{_report.fmt_rate(nt)} GB/s (best of start/end; {opts.threads} threads)",
-           "ratios  : xnumpy, xtorch = speed-up of ggml_cy (their time / ggml_cy's); "
+           "ratios  : xnumpy, xtorch = speed-up of ggml_cy (their time / ggml_cy's); xbest = "
+           "over the fastest of numpy/numexpr/torch in that case; "
            "/roof, /roofNT = ggml_cy GB/s / roofline GB/s; '!' = result differs from numpy; "
            "'~' = noisy (quartile spread > 30% of the median)",
            f"load    : {meta['machine']['load_average_start']} at start, "
            f"{meta['machine']['load_average_end']} at end (shared machine: noise)"]
+    if env.llc:
+        pre.append(f"LLC     : {env.llc / 2**20:g} MiB (ggml_cy's measurement; roofNT>=0.85 "
+                   "applies to outputs beyond it)")
     extra = {"roofline": {"runs": roof_runs, "plain_gbps": plain, "nontemporal_gbps": nt,
-                          "elements": ROOFLINE_ELEMENTS}}
+                          "elements": ROOFLINE_ELEMENTS},
+             "llc_bytes": env.llc}
     doc = _report.finish(results, LIBS, ratios, meta, json_path, out, extra=extra,
                          preamble=pre)
     print(f"total {meta['runtime_s']} s", file=out, flush=True)

@@ -139,6 +139,10 @@ def elementwise_setup(env, expr, build, n_nodes, n, seed, c_loop=False):
         impls["numexpr"] = Call(env["ne"].evaluate, expr, local_dict=arrays, out=out)
     code = compile(expr, "<bench expr>", "eval")
     impls["numpy"] = Call(eval, code, {}, arrays)
+    if env["torch"] is not None:
+        # torch's eager ops on the same arrays (temporaries, as a torch user writes it)
+        targs = {k: env["torch"].from_numpy(v) for k, v in arrays.items()}
+        impls["torch"] = Call(eval, code, {}, targs).unchecked()
     roof = env["roofline"]
     if c_loop and roof is not None:
         args = [arrays[k] for k in NAMES] + [out, env["threads"]]
@@ -153,8 +157,9 @@ def elementwise_setup(env, expr, build, n_nodes, n, seed, c_loop=False):
 
 
 def fused_case(env, n, targets=None):
-    if targets is None:   # issue 4's targets, at 1e7
-        targets = [Target("numexpr>=2", "vs_numexpr", 2.0), Target("np>=4.5", "vs_numpy", 4.5)]
+    if targets is None:   # issue 4's targets, at 1e7; issue 14's against the C loop
+        targets = [Target("numexpr>=2", "vs_numexpr", 2.0), Target("np>=4.5", "vs_numpy", 4.5),
+                   Target("Cbest>=0.85", "vs_c_best", 0.85)]
     return Case(f"{FUSED_EXPR} n={n:.0e}".replace("e+0", "e"),
                 lambda: elementwise_setup(env, FUSED_EXPR, _build_fused, 4, n, 1,
                                           c_loop=True),
@@ -262,14 +267,20 @@ def run(opts, json_path, argv=None, out=None):
     ratios = [
         _harness.speedup("ggml_cy", "numexpr", header="xnumexpr"),
         _harness.speedup("ggml_cy", "numpy", header="xnumpy"),
+        _harness.speedup_vs_best("ggml_cy", ["numexpr", "numpy", "torch"]),
         _harness.bandwidth_vs_lib("ggml_cy", "C loop", "vs_c_loop", "/Cloop"),
+        # issue 14: against the faster of the two hand-fused C loops (plain / NT stores)
+        _harness.bandwidth_vs_best_lib("ggml_cy", ["C loop", "C loop NT"], "vs_c_best",
+                                       "/Cbest"),
         _harness.speedup("graph", "numpy", key="graph_vs_numpy", header="graph/np"),
     ]
     _harness.evaluate_ratios(results, ratios)
     meta["machine"]["load_average_end"] = _env.load_average()
     meta["runtime_s"] = round(time.perf_counter() - t0, 1)
     pre = ["ratios  : xnumexpr, xnumpy = speed-up of ggml_cy.evaluate (mul_mat: of the graph); "
-           "/Cloop = its GB/s over the fused C loop's; graph/np = the graph's speed-up over "
+           "xbest = over the fastest of numexpr/numpy/torch; "
+           "/Cloop = its GB/s over the fused C loop's (/Cbest: the faster of plain and NT "
+           "C loops); graph/np = the graph's speed-up over "
            "numpy; rates in GB/s, GF = GFLOP/s; '!' = result differs from numpy; "
            "'~' = noisy (quartile spread > 30% of the median)",
            f"load    : {meta['machine']['load_average_start']} at start, "

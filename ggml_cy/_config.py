@@ -9,6 +9,7 @@ import platform
 import sys
 
 from ggml_cy.core import _startup
+from ggml_cy.cpu import cacheinfo as _cacheinfo
 
 
 def _build_config():
@@ -61,6 +62,7 @@ def config():
     from ggml_cy.cpu import _kernels
     cfg = _build_config()
     spin, spin_why = _startup.spin_applied
+    llc, llc_source = _kernels.llc_info()
     return {
         "version": __version__,
         "python": sys.version.split()[0],
@@ -70,6 +72,8 @@ def config():
         "openmp_spincount": spin,
         "openmp_spincount_source": spin_why,
         "default_threads": _default_threads(),
+        "llc_bytes": llc,
+        "llc_source": llc_source,
         "build_march": list(getattr(cfg, "MARCH_FLAGS", []) or []),
         "build_simd": list(getattr(cfg, "SIMD", []) or []),
         "build_levels": dict(getattr(cfg, "LEVELS", {}) or {}),
@@ -96,6 +100,8 @@ def lines():
         f"ggml_cy {c['version']} (numpy {c['numpy']}, Python {c['python']}, {c['machine']})",
         f"OpenMP:          {omp}",
         f"default threads: {c['default_threads']}",
+        f"last-level cache: {_cacheinfo.fmt(c['llc_bytes'])} ({c['llc_source']}; streaming "
+        "stores only for calls whose data exceed it)",
         f"SIMD target:     baseline {' '.join(c['build_march']) or '(compiler default)'}: "
         f"{' '.join(c['build_simd']) or 'none'}",
     ]

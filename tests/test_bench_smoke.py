@@ -74,6 +74,43 @@ def test_graph_suite_smoke(tmp_path, capsys):
     assert "targets:" in out
 
 
+def test_cpu_suite_reports_the_fastest_peer(tmp_path, capsys):
+    """issue 14: every row has xbest (ggml_cy against the fastest of numpy/numexpr/torch)."""
+    doc, out, _ = _run("cpu", tmp_path, capsys)
+    assert "xbest" in out
+    r = next(r for r in doc["results"] if r["name"] == "add f32 n=1e3")
+    peers = [r["timings"][p]["median_s"] for p in ("numpy", "numexpr", "torch")
+             if p in r["timings"]]
+    want = min(peers) / r["timings"]["ggml_cy"]["median_s"]
+    assert r["ratios"]["vs_best"] == pytest.approx(want)
+    assert any(t["label"] == "best>=1" for t in r["targets"])
+
+
+def test_scaling_suite_smoke(tmp_path, capsys):
+    doc, out, _ = _run("scaling", tmp_path, capsys)
+    names = [r["name"] for r in doc["results"]]
+    assert names == ["add n=1e3 t=1", "add n=1e3 t=2", "(8,8)+(8,) t=1", "(8,8)+(8,) t=2",
+                     "a*b + c*d - e n=1e3 t=1", "a*b + c*d - e n=1e3 t=2"]
+    _check_ggml_cy_rows(doc)
+    for r in doc["results"]:
+        assert "numpy" in r["timings"] and r["ratios"]["vs_best"] > 0
+        assert r["params"]["threads"] in (1, 2)
+        if r["params"]["threads"] == 1:
+            assert r["ratios"]["vs_t1"] == pytest.approx(1.0)
+    assert doc["thread_counts"] == [1, 2]
+    fused = [r for r in doc["results"] if r["params"]["case"] == "fused"]
+    assert all("C loop NT" in r["timings"] and "vs_c_best" in r["ratios"] for r in fused)
+    assert "xT1" in out
+
+
+def test_scaling_thread_counts():
+    counts = _bench("scaling").thread_counts
+    assert counts(1) == [1]
+    assert counts(2) == [1, 2]
+    assert counts(16) == [1, 2, 4, 8, 16]
+    assert counts(12) == [1, 2, 4, 8, 12]
+
+
 def test_gpu_frame_on_a_fake_device(tmp_path):
     frame = _bench("gpu_frame")
     harness = _bench("_harness")

@@ -10,10 +10,10 @@ Tolerances, per op:
     cos/sin are evaluated in double and rounded once on the device, glibc's cosf/sinf on the
     CPU: they agree except in rare last-bit cases), <= 1e-6 for f16 (such a flip moves one
     half ulp).
-  * MUL_MAT: NMSE <= 1e-9 for f32 weights and for f16/bf16 weights with 1-8 columns (f32 sums
-    in another order); <= 5e-4 (ggml's test-backend-ops bound) for f16/bf16 weights with more
-    columns (tensor cores, b rounded to the weights' type as ggml's CUDA backend does) and for
-    quantized weights (the CPU quantizes b to Q8 for its dot products).
+  * MUL_MAT: NMSE <= 1e-9 for f32 weights (f32 sums in another order); <= 5e-4 (ggml's
+    test-backend-ops bound) for f16/bf16 weights (the CPU rounds b to the weights' type on some
+    paths, as ggml's vec_dot_type does; the device does for more than 8 columns: tensor
+    cores) and for quantized weights (the CPU quantizes b to Q8 for its dot products).
   * FLASH_ATTN_EXT: NMSE <= 5e-4 (ggml's bound for f16 K/V); both sides compute in f32, so the
     values seen are far below it (printed by tools/device/jobs/cuops2_nmse.py).
 """
@@ -215,7 +215,6 @@ def test_set_rows_noncontiguous_rows_kv_cache_layout():
 
 
 def test_set_rows_quantized_destination_is_refused():
-    from ggml_cy.cuda import _cuda
     ctx = ggml_cy.Context(mem_size=1 << 20, no_alloc=True)
     a = ctx.new_tensor(T.Q8_0, (64, 4))
     b = ctx.new_tensor(T.F32, (64, 2))
@@ -226,7 +225,7 @@ def test_set_rows_quantized_destination_is_refused():
     g = ctx.new_graph()
     g.build_forward_expand(r)
     buf = backend.alloc_ctx_tensors(ctx, be)
-    with pytest.raises(_cuda.CudaError, match="set_rows"):
+    with pytest.raises(TypeError, match="set_rows"):
         be.graph_compute(g)
     del buf
 
@@ -260,7 +259,6 @@ def test_cont_permutes(dt, perm):
 
 
 def test_cpy_dequantizes_and_refuses_quantizing():
-    from ggml_cy.cuda import _cuda
     inputs = {"a": (T.Q8_0, (64, 3), randf((64, 3))), "b": (T.F32, (64, 3), randf((64, 3)))}
     cpu, gpu = run_both(inputs, lambda ctx, ts: ctx.cpy(ts["a"], ts["b"]),
                         read=lambda out, ts: ts["b"])
@@ -274,7 +272,7 @@ def test_cpy_dequantizes_and_refuses_quantizing():
     g = ctx.new_graph()
     g.build_forward_expand(r)
     buf = backend.alloc_ctx_tensors(ctx, be)
-    with pytest.raises(_cuda.CudaError):
+    with pytest.raises(TypeError, match="q8_0"):
         be.graph_compute(g)
     del buf
 
@@ -298,10 +296,9 @@ def test_mul_mat_gqa(wt, K, ratio, n):
         return ctx.mul_mat(ts["a"], ctx.permute(ts["b"], 0, 2, 1, 3))
 
     cpu, gpu = run_both(inputs, build)
-    # f16/bf16 weights with more than 8 columns run on tensor cores with b rounded to the
-    # weights' type (as ggml's CUDA backend): ggml's bound; f32 and mat-vec: f32 sums
-    exact_f32 = not T(wt).is_quantized and (wt == T.F32 or n <= 8)
-    assert nmse(gpu, cpu) <= (1e-9 if exact_f32 else 5e-4)
+    # f32: both sides sum f32 products; f16/bf16: ggml's bound (the CPU may round b to the
+    # weights' type, as ggml's vec_dot_type does; the device does for more than 8 columns)
+    assert nmse(gpu, cpu) <= (1e-9 if wt == T.F32 else 5e-4)
 
 
 # ------------------------------------------------------------------ FLASH_ATTN_EXT
@@ -388,7 +385,6 @@ def test_flash_attn_fully_masked_rows_give_zeros():
 
 
 def test_flash_attn_quantized_kv_is_refused():
-    from ggml_cy.cuda import _cuda
     ctx = ggml_cy.Context(mem_size=1 << 20, no_alloc=True)
     q = ctx.new_tensor(T.F32, (64, 1, 2, 1))
     k = ctx.new_tensor(T.Q8_0, (64, 32, 2, 1))
@@ -399,7 +395,7 @@ def test_flash_attn_quantized_kv_is_refused():
     g = ctx.new_graph()
     g.build_forward_expand(r)
     buf = backend.alloc_ctx_tensors(ctx, be)
-    with pytest.raises(_cuda.CudaError, match="flash_attn_ext"):
+    with pytest.raises(TypeError, match="flash_attn_ext"):
         be.graph_compute(g)
     del buf
 

@@ -174,8 +174,10 @@ def test_chunk_loops_bitwise_with_special_values(dtype, n):
 
 
 def test_large_outputs_streamed_equal():
-    """Outputs over 16 MiB go out with non-temporal stores: same bits."""
-    from ggml_cy.cpu import _fused
+    """Large outputs go out with non-temporal stores (whatever this machine's last-level
+    cache: the LLC the rule plans with is set to 0 here): same bits."""
+    from ggml_cy.cpu import _fused, _kernels
+    tuning = _kernels._set_tuning(llc_bytes=0)
     rng = np.random.default_rng(11)
     n = 5_000_000
     a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
@@ -186,21 +188,34 @@ def test_large_outputs_streamed_equal():
     g = ctx.new_graph()
     g.build_forward_expand(r)
     g.build_forward_expand(r2)
-    for stream in (True, False):
-        old = _fused.set_streaming(stream)
-        try:
-            g.compute(2)
-        finally:
-            _fused.set_streaming(old)
-        assert_bitwise(r.numpy(), a * b - c)
-        got2 = r2.numpy().copy()
-        g.compute(1, fuse=False)
-        assert_bitwise(got2, r2.numpy())
+    try:
+        for stream in (True, False):
+            old = _fused.set_streaming(stream)
+            try:
+                g.compute(2)
+            finally:
+                _fused.set_streaming(old)
+            assert_bitwise(r.numpy(), a * b - c)
+            got2 = r2.numpy().copy()
+            g.compute(1, fuse=False)
+            assert_bitwise(got2, r2.numpy())
+    finally:
+        _kernels._set_tuning(*tuning)
+
+
+@pytest.fixture
+def stream_beyond_zero_llc():
+    """The streaming-store rule planned with a 0-byte LLC: large outputs stream whatever
+    this machine's cache (the rule itself: tests/test_cacheinfo.py)."""
+    from ggml_cy.cpu import _kernels
+    tuning = _kernels._set_tuning(llc_bytes=0)
+    yield
+    _kernels._set_tuning(*tuning)
 
 
 @pytest.mark.parametrize("shape, offset", [((4, 1_250_003), 0), ((4, 1_250_000), 1),
                                            ((2, 2_500_000), 3), ((5_000_011,), 5)])
-def test_streamed_rows_with_a_short_first_block(shape, offset):
+def test_streamed_rows_with_a_short_first_block(shape, offset, stream_beyond_zero_llc):
     """Large outputs whose rows start off a 32-byte boundary: the machine cuts each row
     at the boundary (or, when rows differ in alignment, stages both loose ends): same
     bits as numpy in every case."""

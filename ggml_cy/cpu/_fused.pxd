@@ -28,7 +28,6 @@ cdef enum:
     FUSE_MAX_SLOTS = 64      # nodes + distinct external inputs per group
     FUSE_BLOCK = 8192        # default elements per block: scratch blocks stay in L1/L2
     FUSE_BLOCK_MAX = 1 << 20
-    FUSE_STREAM_MIN_BYTES = 16 << 20   # outputs this large are written non-temporally
 
 # One tensor taking part in a group: a node of the group or an external input.
 ctypedef struct fuse_slot:

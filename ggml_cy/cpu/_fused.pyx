@@ -6,7 +6,7 @@ from libc.string cimport memcpy, memset
 
 from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, core_is_contiguous, core_extent,
                             GGML_MAX_SRC)
-from ggml_cy.cpu._kernels cimport compute_forward
+from ggml_cy.cpu._kernels cimport compute_forward, stream_pays
 from ggml_cy.core._ops cimport (GGML_OP_ADD, GGML_OP_SCALE, GGML_OP_ADD1, GGML_OP_DUP,
                                 GGML_OP_CPY, GGML_OP_CONT, GGML_OP_SUB, GGML_OP_MUL,
                                 GGML_OP_DIV, GGML_OP_MAX, GGML_OP_MIN, GGML_OP_NEG, GGML_OP_ABS,
@@ -287,14 +287,23 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
     g.scratch_bytes = align64(<size_t> block_elems * 8)
     # 6. large outputs written along dim 0 go out through a cache block and streaming
     # stores (no read-for-ownership of the destination lines)
+    # (manycore, issue 14: only when the group's working set -- its in-memory inputs and
+    # outputs -- exceeds the last-level cache, _kernels.stream_pays; below it streaming
+    # would send cache-resident work out to DRAM)
+    cdef int64_t ws = 0
     if stream_outputs and g.split0:
+        for s in range(g.n_slots):
+            node = g.slots[s].t
+            if not (g.slots[s].is_node and g.slots[s].scratch >= 0):
+                ws += (node.ne[0] * node.ne[1] * node.ne[2] * node.ne[3]
+                       * <int64_t> ggml_type_size(node.type))
         for i in range(n):
             node = g.slots[i].t
             es = ggml_type_size(node.type)
             # (gcy_stream_store streams whole cache lines only, so pieces of any alignment
             # never mix plain and streaming stores in one line)
             if (g.slots[i].scratch < 0 and g.slots[i].nb[0] == <int64_t> es
-                    and <size_t> total * es >= FUSE_STREAM_MIN_BYTES):
+                    and stream_pays(<int64_t> total * <int64_t> es, ws)):
                 g.slots[i].stream = 1
                 g.slots[i].scratch = g.n_scratch
                 g.n_scratch += 1

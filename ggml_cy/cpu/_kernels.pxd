@@ -43,6 +43,12 @@ cdef int compute_forward(ggml_tensor * dst, int ith, int nth) noexcept nogil
 # FE_DIVBYZERO and integer overflow in floor_divide raises FE_OVERFLOW, as numpy does.
 cdef int compute_parallel(ggml_tensor * dst, int n_threads) noexcept nogil
 
+# Streaming (non-temporal) stores pay off for an output of out_bytes in a call that reads
+# and writes working_set_bytes: only beyond the last-level cache (issue 14). The fused
+# executor asks this too. llc_bytes: the LLC size measured at import.
+cdef bint stream_pays(int64_t out_bytes, int64_t working_set_bytes) noexcept nogil
+cdef int64_t llc_bytes() noexcept nogil
+
 # Threads actually worth using for this node (1 below the size where a parallel region
 # pays off); compute_parallel applies it itself.
 cdef int threads_for(const ggml_tensor * dst, int n_threads) noexcept nogil
@@ -64,6 +70,10 @@ cdef int default_num_threads() noexcept nogil
 # One pool per process: other modules call these (never include gcy_pool.h themselves).
 ctypedef void (*gcy_task_fn)(void * arg, int ith, int nth) noexcept nogil
 cdef int pool_run(gcy_task_fn fn, void * arg, int nth) noexcept nogil
+# pool_run_dyn (issue 14): workers 1..nth-1 are optional helpers that a late wake-up
+# leaves out; fn(arg, 0, nth) alone must finish the job (a shared work counter) and fn
+# must not call pool_barrier. The caller waits only for the workers that joined.
+cdef int pool_run_dyn(gcy_task_fn fn, void * arg, int nth) noexcept nogil
 cdef void pool_barrier() noexcept nogil
 
 # compute_parallel's result when Ctrl-C (a Python signal handler that raised) stopped a

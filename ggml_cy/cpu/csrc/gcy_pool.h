@@ -12,7 +12,18 @@
  *
  * Model: a caller asks for nth threads; it takes a *team* (nth-1 sleeping workers) from a
  * free list, or makes one, runs fn(arg, 0, nth) itself while workers 1..nth-1 run
- * fn(arg, i, nth), waits for them and puts the team back. Several Python threads calling
+ * fn(arg, i, nth), waits for them and puts the team back.
+ *
+ * Two kinds of job. gcy_pool_run: every thread ith < nth runs (static splits, barriers).
+ * gcy_pool_run_dyn (issue 14, many cores): workers are optional helpers -- fn must finish
+ * all the work when only ith 0 runs it (a shared chunk counter). When the caller is done it
+ * closes the job and waits only for the workers that joined; a worker that wakes late (a
+ * vCPU the hypervisor descheduled, a core busy with another process) finds the job closed
+ * and skips it, instead of holding every call up by a scheduler time slice.
+ * Joining is one compare-and-swap on the job word `st` = seq (32 bits, the job's gen) |
+ * CLOSED | OPTIONAL | nth (14 bits) | active (16 bits): a worker joins only the job it
+ * was woken for, still open, with its index < nth; the caller rewrites fn/arg only after
+ * every joined worker has left. Several Python threads calling
  * at once take different teams (as OpenMP gives each master thread its own team). A call
  * from inside a team thread (nested) runs on the calling thread alone (nth = 1).
  * Workers spin briefly after a job (back-to-back calls stay cheap), then sleep on a
@@ -55,7 +66,8 @@ typedef struct gcy_team {
     void * arg;
     int nth;
     unsigned gen;                  /* job generation: workers wait for it to change */
-    int pending;                   /* workers of the current job still running */
+    int pending;                   /* required jobs: participants still running */
+    uint64_t st;                   /* the job word (see above) */
     int sleepers;                  /* workers asleep on cv_work */
     int quit;
     pthread_mutex_t mu;
@@ -108,6 +120,27 @@ static void gcy_wake(unsigned * gen, int * sleepers, pthread_mutex_t * mu,
     }
 }
 
+#define GCY_ST_ACTIVE 0xffffull
+#define GCY_ST_NTH_SHIFT 16
+#define GCY_ST_NTH_MASK 0x3fffull
+#define GCY_ST_OPTIONAL (1ull << 30)
+#define GCY_ST_CLOSED (1ull << 31)
+
+/* Joins job `g` of team t when it is still open and wants thread `index`; returns nth
+ * (0: not joined). */
+static int gcy_join(gcy_team * t, unsigned g, int index, int * optional) {
+    uint64_t s = __atomic_load_n(&t->st, __ATOMIC_ACQUIRE);
+    for (;;) {
+        if ((unsigned)(s >> 32) != g || (s & GCY_ST_CLOSED)) return 0;
+        int nth = (int)((s >> GCY_ST_NTH_SHIFT) & GCY_ST_NTH_MASK);
+        if (index >= nth) return 0;
+        if (__atomic_compare_exchange_n(&t->st, &s, s + 1, 0, GCY_SEQ, __ATOMIC_ACQUIRE)) {
+            *optional = (s & GCY_ST_OPTIONAL) != 0;
+            return nth;
+        }
+    }
+}
+
 static void * gcy_worker_main(void * p) {
     gcy_worker_arg wa = *(gcy_worker_arg *)p;
     free(p);
@@ -117,17 +150,24 @@ static void * gcy_worker_main(void * p) {
         gcy_wait_gen(&t->gen, seen, &t->sleepers, &t->mu, &t->cv_work, &t->quit);
         if (__atomic_load_n(&t->quit, __ATOMIC_ACQUIRE)) break;
         seen = __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE);
-        int nth = t->nth;
-        if (wa.index < nth) {
-            gcy_cur_team = t;
-            gcy_cur_nth = nth;
-            t->fn(t->arg, wa.index, nth);
-            gcy_cur_team = NULL;
-            gcy_cur_nth = 1;
+        int optional = 0;
+        int nth = gcy_join(t, seen, wa.index, &optional);
+        if (nth == 0) continue;       /* not wanted, or too late: the job never saw us */
+        /* joined: fn/arg stay put until this worker leaves */
+        gcy_cur_team = t;
+        gcy_cur_nth = nth;
+        t->fn(t->arg, wa.index, nth);
+        gcy_cur_team = NULL;
+        gcy_cur_nth = 1;
+        int last;
+        if (optional) {
+            uint64_t after = __atomic_sub_fetch(&t->st, 1, GCY_SEQ);
+            last = (after & GCY_ST_CLOSED) && (after & GCY_ST_ACTIVE) == 0;
+        } else {
+            __atomic_sub_fetch(&t->st, 1, GCY_SEQ);
+            last = __atomic_sub_fetch(&t->pending, 1, GCY_SEQ) == 0;
         }
-        /* every worker acknowledges every job (participant or not), so the caller never
-         * rewrites fn/arg/nth while a worker may still read them */
-        if (__atomic_sub_fetch(&t->pending, 1, GCY_SEQ) == 0) {
+        if (last) {
             pthread_mutex_lock(&t->mu);
             pthread_cond_broadcast(&t->cv_done);
             pthread_mutex_unlock(&t->mu);
@@ -224,10 +264,17 @@ static void gcy_pool_init(int spin) {
 
 static unsigned gcy_pool_fork_epoch(void) { return gcy_fork_epoch; }
 
+static int gcy_job_done(gcy_team * t, int optional) {
+    if (optional)
+        return (__atomic_load_n(&t->st, __ATOMIC_ACQUIRE) & GCY_ST_ACTIVE) == 0;
+    return __atomic_load_n(&t->pending, __ATOMIC_ACQUIRE) == 0;
+}
+
 /* Runs fn(arg, ith, nth) on nth threads (the caller is ith 0). Returns the number of
  * threads used: nth, or fewer (down to 1) when threads could not be started or the call
- * is nested inside a job. fn must then cope with the smaller nth it is given. */
-static int gcy_pool_run(gcy_task_fn fn, void * arg, int nth) {
+ * is nested inside a job. fn must then cope with the smaller nth it is given.
+ * optional: workers are helpers that may not come (gcy_pool_run_dyn). */
+static int gcy_pool_run_impl(gcy_task_fn fn, void * arg, int nth, int optional) {
     if (nth <= 1 || gcy_cur_team != NULL) {
         gcy_team * saved = gcy_cur_team;
         int saved_nth = gcy_cur_nth;
@@ -259,24 +306,32 @@ static int gcy_pool_run(gcy_task_fn fn, void * arg, int nth) {
     if (!t) { fn(arg, 0, 1); return 1; }
     int got = gcy_team_grow(t, nth - 1);
     if (got < nth - 1) nth = got + 1;
+    if (nth > (int)GCY_ST_NTH_MASK) nth = (int)GCY_ST_NTH_MASK;
     if (nth > 1) {
         t->fn = fn;
         t->arg = arg;
         t->nth = nth;
         t->bar_count = 0;
-        __atomic_store_n(&t->pending, t->n_workers, GCY_SEQ);
+        __atomic_store_n(&t->pending, nth - 1, GCY_SEQ);
+        /* no worker is inside a job here (the last one left before the previous call
+         * returned), so the job word can be set outright; then gen goes to seq */
+        unsigned seq = __atomic_load_n(&t->gen, GCY_SEQ) + 1;
+        __atomic_store_n(&t->st, ((uint64_t)seq << 32) | (optional ? GCY_ST_OPTIONAL : 0)
+                         | ((uint64_t)nth << GCY_ST_NTH_SHIFT), GCY_SEQ);
         gcy_wake(&t->gen, &t->sleepers, &t->mu, &t->cv_work);
         gcy_cur_team = t;
         gcy_cur_nth = nth;
         fn(arg, 0, nth);
         gcy_cur_team = NULL;
         gcy_cur_nth = 1;
+        if (optional)      /* no worker joins from now on; wait for those inside */
+            __atomic_fetch_or(&t->st, GCY_ST_CLOSED, GCY_SEQ);
         int i;
-        for (i = 0; i < gcy_spin && __atomic_load_n(&t->pending, __ATOMIC_ACQUIRE); i++)
+        for (i = 0; i < gcy_spin && !gcy_job_done(t, optional); i++)
             GCY_PAUSE();
-        if (__atomic_load_n(&t->pending, __ATOMIC_ACQUIRE)) {
+        if (!gcy_job_done(t, optional)) {
             pthread_mutex_lock(&t->mu);
-            while (__atomic_load_n(&t->pending, GCY_SEQ))
+            while (!gcy_job_done(t, optional))
                 pthread_cond_wait(&t->cv_done, &t->mu);
             pthread_mutex_unlock(&t->mu);
         }
@@ -296,6 +351,17 @@ static int gcy_pool_run(gcy_task_fn fn, void * arg, int nth) {
     pthread_mutex_unlock(&gcy_pool_mu);
     if (!keep) gcy_team_destroy(t);
     return nth;
+}
+
+static int gcy_pool_run(gcy_task_fn fn, void * arg, int nth) {
+    return gcy_pool_run_impl(fn, arg, nth, 0);
+}
+
+/* Like gcy_pool_run, but workers 1..nth-1 are optional helpers: fn(arg, 0, nth) alone
+ * must complete the job (work handed out from a shared counter), and fn must not call
+ * gcy_pool_barrier. The caller waits only for the workers that joined before it finished. */
+static int gcy_pool_run_dyn(gcy_task_fn fn, void * arg, int nth) {
+    return gcy_pool_run_impl(fn, arg, nth, 1);
 }
 
 /* Barrier of the current job's threads (no-op outside a job or with one thread). */
@@ -334,5 +400,24 @@ static int64_t gcy_now_ns(void) {
 }
 
 static void gcy_store_i64(int64_t * p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+
+/* The last-level cache from sysconf (glibc answers from CPUID): bytes of the highest level
+ * it knows (3, else 2), level in *level; 0 when it does not say. ggml_cy.cpu.cacheinfo
+ * asks sysfs first and falls back to this. */
+#include <unistd.h>
+static int64_t gcy_sysconf_llc(int * level) {
+    long v = -1;
+    *level = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (v > 0) { *level = 3; return (int64_t)v; }
+#endif
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (v > 0) { *level = 2; return (int64_t)v; }
+#endif
+    (void)v;
+    return 0;
+}
 
 #endif

@@ -6,5 +6,5 @@ out=$1
 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_cuda_ops_attn.py --maxfail=20 -rf \
   --junitxml="$out/attn.xml" 2>&1 | tail -40
 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_cuda_quant.py -k "get_rows or mul_mat" 2>&1 | tail -8
-timeout 50 python3 tools/device/jobs/cuops2_fa.py "$out/fa.json" 2>&1 | tail -12
+PYTHONPATH=. timeout 50 python3 tools/device/jobs/cuops2_fa.py "$out/fa.json" 2>&1 | tail -12
 GGML_CY_BENCH_GPU_GROUPS=attn timeout 40 python3 -m bench gpu --json "$out/gpu_attn.json" 2>&1 | tail -12

@@ -1,0 +1,161 @@
+"""The last-level cache measured at import and the streaming-store rule built on it
+(issue 14 item 1): non-temporal stores only for calls whose data exceed the LLC."""
+import io
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ggml_cy.cpu import _kernels as K
+from ggml_cy.cpu import cacheinfo
+
+
+@pytest.mark.parametrize("text, want", [("32768K", 32 << 20), ("1024K", 1 << 20),
+                                        ("96M", 96 << 20), ("1G", 1 << 30), ("4096", 4096),
+                                        (" 2m ", 2 << 20), ("8MiB", 8 << 20)])
+def test_parse_size(text, want):
+    assert cacheinfo.parse_size(text) == want
+
+
+@pytest.mark.parametrize("text", ["", "K", "-1M", "1.5M", "12Q", "0", "abc", "9" * 30])
+def test_parse_size_rejects(text):
+    with pytest.raises(ValueError):
+        cacheinfo.parse_size(text)
+
+
+def test_parse_size_type():
+    with pytest.raises(TypeError):
+        cacheinfo.parse_size(32)
+
+
+def _fake_cache(root, cpu, entries):
+    for i, (level, kind, size, shared) in enumerate(entries):
+        d = root / f"cpu{cpu}" / "cache" / f"index{i}"
+        d.mkdir(parents=True)
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+        (d / "shared_cpu_list").write_text(f"{shared}\n")
+
+
+def test_sysfs_one_shared_l3(tmp_path):
+    for cpu in range(4):
+        _fake_cache(tmp_path, cpu, [(1, "Data", "48K", str(cpu)),
+                                    (1, "Instruction", "32K", str(cpu)),
+                                    (2, "Unified", "2048K", str(cpu)),
+                                    (3, "Unified", "107520K", "0-3")])
+    n, desc = cacheinfo.from_sysfs(cpus=range(4), root=str(tmp_path))
+    assert n == 107520 << 10
+    assert "L3" in desc
+
+
+def test_sysfs_instances_add_up(tmp_path):
+    """Two sockets (or core complexes): the threads reach both L3s."""
+    for cpu in range(4):
+        _fake_cache(tmp_path, cpu, [(2, "Unified", "1024K", str(cpu)),
+                                    (3, "Unified", "32M", "0-1" if cpu < 2 else "2-3")])
+    n, desc = cacheinfo.from_sysfs(cpus=range(4), root=str(tmp_path))
+    assert n == 64 << 20
+    assert "2 instances" in desc
+    # only the CPUs this process may run on count
+    n1, _ = cacheinfo.from_sysfs(cpus=[0, 1], root=str(tmp_path))
+    assert n1 == 32 << 20
+
+
+def test_sysfs_without_l3_uses_l2(tmp_path):
+    _fake_cache(tmp_path, 0, [(1, "Data", "32K", "0"), (2, "Unified", "512K", "0")])
+    assert cacheinfo.from_sysfs(cpus=[0], root=str(tmp_path))[0] == 512 << 10
+
+
+def test_sysfs_garbage_is_skipped(tmp_path):
+    _fake_cache(tmp_path, 0, [(3, "Unified", "lots", "0"), (2, "Unified", "1M", "0")])
+    _fake_cache(tmp_path, 1, [(3, "Instruction", "8M", "1")])
+    assert cacheinfo.from_sysfs(cpus=[0, 1, 7], root=str(tmp_path))[0] == 1 << 20
+    assert cacheinfo.from_sysfs(cpus=[5], root=str(tmp_path)) is None
+    assert cacheinfo.from_sysfs(cpus=[0], root=str(tmp_path / "nowhere")) is None
+
+
+def test_detect_env_override_and_bad_values():
+    assert cacheinfo.detect({"GGML_CY_LLC_BYTES": "96M"})[0] == 96 << 20
+    with pytest.warns(RuntimeWarning, match="GGML_CY_LLC_BYTES"):
+        n, desc = cacheinfo.detect({"GGML_CY_LLC_BYTES": "lots"})
+    assert n > 0 and "GGML_CY_LLC_BYTES" not in desc
+
+
+def test_detect_falls_back(monkeypatch):
+    monkeypatch.setattr(cacheinfo, "from_sysfs", lambda: None)
+    assert cacheinfo.detect({}, sysconf_llc=lambda: (3, 8 << 20)) == \
+        (8 << 20, "sysconf: L3 8 MiB")
+    n, desc = cacheinfo.detect({}, sysconf_llc=lambda: (0, 0))
+    assert n == cacheinfo.DEFAULT_BYTES and "assumed" in desc
+    monkeypatch.setattr(cacheinfo, "from_sysfs", lambda: 1 / 0)   # never stops the import
+    assert cacheinfo.detect({})[0] == cacheinfo.DEFAULT_BYTES
+
+
+def test_kernels_know_the_llc():
+    n, source = K.llc_info()
+    assert n > 0 and source
+    level, nbytes = K._sysconf_llc()
+    assert level in (0, 2, 3) and nbytes >= 0
+
+
+def test_llc_in_show_config():
+    import ggml_cy
+    buf = io.StringIO()
+    ggml_cy.show_config(file=buf)
+    assert "last-level cache:" in buf.getvalue()
+    assert ggml_cy._config.config()["llc_bytes"] == K.llc_info()[0]
+
+
+def test_env_override_reaches_the_kernels():
+    code = "from ggml_cy.cpu import _kernels as K; print(K.llc_info()[0])"
+    env = dict(os.environ, GGML_CY_LLC_BYTES="3M")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True, cwd=os.path.dirname(os.path.dirname(
+                             os.path.abspath(__file__))))
+    assert int(out.stdout.split()[-1]) == 3 << 20
+
+
+@pytest.fixture
+def llc():
+    """Set the LLC the rule plans with; restores the tuning afterwards."""
+    old = K._set_tuning()
+    yield lambda n: K._set_tuning(llc_bytes=n)
+    K._set_tuning(*old)
+
+
+def test_streaming_only_beyond_the_llc(llc):
+    n = 2_000_000                     # 8 MB per float32 array: 24 MB per add
+    a = np.ones(n, np.float32)
+    out = np.empty_like(a)
+    llc(16 << 20)
+    assert K._plan_info("ADD", out, a, a[::-1].copy())["nt"] is True
+    llc(64 << 20)
+    assert K._plan_info("ADD", out, a, a[::-1].copy())["nt"] is False
+    # a broadcast source counts its own bytes: 8 MB out + 8 MB in + 4 bytes
+    llc(20 << 20)
+    assert K._plan_info("ADD", out, a, np.ones(1, np.float32))["nt"] is False
+    llc(12 << 20)
+    assert K._plan_info("ADD", out, a, np.ones(1, np.float32))["nt"] is True
+    # small outputs never stream, whatever the cache
+    llc(0)
+    small = np.ones(1000, np.float32)
+    assert K._plan_info("ADD", np.empty_like(small), small, small)["nt"] is False
+
+
+def test_streamed_and_cached_results_agree(llc):
+    import ggml_cy
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(1_500_001).astype(np.float32)
+    b = rng.standard_normal(1_500_001).astype(np.float32)
+    got = []
+    for size in (0, 1 << 40):
+        llc(size)
+        for nt in (1, 2):
+            out = np.full_like(a, np.nan)
+            ggml_cy.add(a[1:], b[:-1], out=out[1:], n_threads=nt)
+            got.append(out[1:].copy())
+    for g in got:
+        np.testing.assert_array_equal(g, a[1:] + b[:-1])
