@@ -6,7 +6,7 @@ Environment switches (all optional):
                          for this machine only; empty string: no -march flag). Default: the
                          portable build below.
   GGML_CY_NATIVE=1       same as GGML_CY_MARCH=native (developer build)
-  GGML_CY_DISPATCH_LEVELS=avx2,avx512
+  GGML_CY_DISPATCH_LEVELS=avx2,avx512,avx512vnni
                          the extra levels of the dispatched kernel modules to build (default
                          every level the compiler supports; empty: the baseline only)
   GGML_CY_OPENMP=0       build without OpenMP (serial kernels)
@@ -110,7 +110,14 @@ def probe_openmp():
 # kernel modules in DISPATCHED are compiled again per level; ggml_cy/core/_startup.py loads the
 # best level the CPU has (GGML_CY_CPU_FEATURES caps it). aarch64: the armv8-a baseline, whose
 # NEON (Advanced SIMD) every aarch64 CPU has; no extra levels yet.
-X86_LEVEL_MARCH = {"baseline": "x86-64-v2", "avx2": "x86-64-v3", "avx512": "x86-64-v4"}
+X86_LEVEL_MARCH = {"baseline": "x86-64-v2", "avx2": "x86-64-v3", "avx512": "x86-64-v4",
+                   "avx512vnni": "x86-64-v4"}
+# (qcpu2) flags a level adds to its -march, and the levels that build only some of the
+# DISPATCHED modules (the others load from the next lower level that has them, see
+# ggml_cy/core/_startup.py): avx512vnni only changes the integer dot products of the
+# quantized mul_mat (cpu/csrc/vecdot.h: vpdpbusd / vpdpwssd), used by these two modules.
+X86_LEVEL_EXTRA = {"avx512vnni": ["-mavx512vnni"]}
+LEVEL_MODULES = {"avx512vnni": ["ggml_cy.cpu._compute", "ggml_cy.cpu._quant_ops"]}
 AARCH64_BASELINE = "armv8-a"
 # Other helpers: add a hot kernel module here to give it per-level variants.
 DISPATCHED = ["ggml_cy.cpu._kernels", "ggml_cy.cpu._fused", "ggml_cy.cpu._compute",
@@ -139,11 +146,11 @@ def probe_march():
                 if lv not in X86_LEVEL_MARCH or lv == "baseline":
                     raise SystemExit(f"GGML_CY_DISPATCH_LEVELS: unknown level {lv!r} "
                                      f"(choose from {list(X86_LEVEL_MARCH)[1:]})")
-                flag = f"-march={X86_LEVEL_MARCH[lv]}"
-                if _try_compile("int main(void){return 0;}\n", [flag]):
-                    levels[lv] = [flag]
+                flags = [f"-march={X86_LEVEL_MARCH[lv]}"] + X86_LEVEL_EXTRA.get(lv, [])
+                if _try_compile("int main(void){return 0;}\n", flags):
+                    levels[lv] = flags
                 else:
-                    warnings.warn(f"ggml_cy: compiler rejected {flag}; no {lv} kernels.")
+                    warnings.warn(f"ggml_cy: compiler rejected {' '.join(flags)}; no {lv} kernels.")
         elif machine in ("aarch64", "arm64"):
             march = AARCH64_BASELINE
         else:
@@ -250,6 +257,7 @@ def write_build_config():
             f"OPENMP = {OPENMP!r}\nMARCH_FLAGS = {MARCH!r}\nSIMD = {SIMD!r}\n"
             f"LEVELS = {LEVEL_SIMD!r}\nLEVEL_FLAGS = {LEVEL_FLAGS!r}\n"
             f"DISPATCHED = {[m for m in DISPATCHED if LEVEL_FLAGS]!r}\n"
+            f"LEVEL_MODULES = {level_modules()!r}\n"
             f"CFLAGS = {CFLAGS!r}\nDEBUG = {DEBUG!r}\nCUDA_BUILT = {BUILD_CUDA!r}\n"
             f"NVCC = {NVCC!r}\n")
     with open(path, "w") as f:
@@ -282,6 +290,12 @@ def extensions():
     return exts + level_variants(exts)
 
 
+def level_modules():
+    """{level: the DISPATCHED modules built at that level} (qcpu2: LEVEL_MODULES)."""
+    return {lv: [m for m in DISPATCHED if m in LEVEL_MODULES.get(lv, DISPATCHED)]
+            for lv in LEVEL_FLAGS}
+
+
 def variant_name(name, level):
     """ggml_cy.cpu._kernels at level avx2 -> ggml_cy.cpu._isa_avx2._kernels."""
     pkg, _, mod = name.rpartition(".")
@@ -300,6 +314,8 @@ def level_variants(exts):
         with open(c_src, "rb") as f:
             code = f.read()
         for level, flags in LEVEL_FLAGS.items():
+            if ext.name not in LEVEL_MODULES.get(level, DISPATCHED):
+                continue
             dst = os.path.join(os.path.dirname(c_src), f"_isa_{level}", os.path.basename(c_src))
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             if not os.path.exists(dst) or open(dst, "rb").read() != code:

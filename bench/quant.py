@@ -68,15 +68,18 @@ def measure_copy_roofline(roofline, opts):
         c = np.empty_like(a)
         impls = {"plain": Call(roofline.copy_f32, a, c, opts.threads, False),
                  "nontemporal": Call(roofline.copy_f32, a, c, opts.threads, True)}
+        if hasattr(roofline, "fill_f32"):   # the write half alone (GB/s below: x2 bytes)
+            impls["fill_nt"] = Call(roofline.fill_f32, c, 0.0, opts.threads).unchecked()
         return Setup(impls, nbytes=2 * a.nbytes, reference=a.copy())
     roof_opts = dataclasses.replace(opts, repeat=max(opts.repeat, 3 if opts.quick else 11))
     res = _harness.measure(Case("copy roofline", setup), roof_opts)
     out = {}
-    for variant in ("plain", "nontemporal"):
+    for variant in ("plain", "nontemporal", "fill_nt"):
         t = res.timings.get(variant)
         if t is not None:
-            out[variant] = {"gbps": res.gbps(variant), "median_s": t.median_s,
-                            "spread": t.spread}
+            # fill_nt writes the n floats only: its GB/s counts those bytes (half of copy's)
+            gbps = res.gbps(variant) / (2 if variant == "fill_nt" else 1)
+            out[variant] = {"gbps": gbps, "median_s": t.median_s, "spread": t.spread}
     out["errors"] = res.errors
     return out
 
@@ -111,6 +114,25 @@ def dequant_cases(env, opts):
                           targets=[Target("xgguf>=20", "vs_gguf-py", 20.0),
                                    Target("roofNT>=0.5", "vs_roofline_nt", 0.5)]))
     return cases
+
+
+def write_bound_ratios(fill_gbps):
+    """The dequantize cases against the write-only bound (qcpu2): writing 4 bytes per value
+    with non-temporal stores at the measured fill rate takes t_fill; "/fillNT" is t_fill
+    over ggml_cy's time, "xgguf@fill" gguf-py's time over t_fill (the ceiling of xgguf)."""
+    def t_fill(r):
+        n = r.case.params.get("values")
+        return 4 * n / (fill_gbps * 1e9) if n and r.case.group == "dequantize" else None
+
+    def frac(r):
+        tf, t = t_fill(r), r.time("ggml_cy")
+        return tf / t if tf and t else None
+
+    def ceiling(r):
+        tf, tg = t_fill(r), r.time("gguf-py")
+        return tg / tf if tf and tg else None
+    return [_harness.Ratio("vs_fill_nt", "/fillNT", frac),
+            _harness.Ratio("gguf_ceiling", "xgguf@fill", ceiling)]
 
 
 # ----------------------------------------------------------------------------- run
@@ -186,10 +208,13 @@ def run(opts, json_path, argv=None, out=None):
         vals = [r[variant]["gbps"] for r in roof_runs if r and variant in r]
         return max(vals) if vals else None
     roof_nt, roof_plain = best("nontemporal"), best("plain")
+    fill_nt = best("fill_nt")
     ratios = [_harness.speedup("ggml_cy", "gguf-py", header="xgguf")]
     if roof_nt:
         ratios.append(_harness.bandwidth_fraction("ggml_cy", roof_nt, "vs_roofline_nt",
                                                   "/roofNT"))
+    if fill_nt:
+        ratios += write_bound_ratios(fill_nt)
     for mod in sections:       # a section's own ratios (same key as ours: the same ratio)
         keys = {r.key for r in ratios}
         ratios += [r for r in getattr(mod, "RATIOS", []) if r.key not in keys]
@@ -197,11 +222,16 @@ def run(opts, json_path, argv=None, out=None):
     meta["machine"]["load_average_end"] = _env.load_average()
     meta["runtime_s"] = round(time.perf_counter() - t0, 1)
     meta["roofline"] = {"copy_runs": roof_runs, "nontemporal_gbps": roof_nt,
-                        "plain_gbps": roof_plain}
+                        "plain_gbps": roof_plain, "fill_nt_gbps": fill_nt}
     pre = ["ratios  : xgguf = speed-up of ggml_cy over gguf-py; /roofNT = ggml_cy's GB/s "
            "over the non-temporal copy roofline's",
            f"roofline: copy {roof_nt or 0:.1f} GB/s non-temporal, {roof_plain or 0:.1f} GB/s "
-           "plain (bytes read + written)",
+           "plain (bytes read + written)"
+           + (f"; non-temporal fill {fill_nt:.1f} GB/s (bytes written)" if fill_nt else ""),
+           "write   : /fillNT = the time the non-temporal fill takes to write the same float32 "
+           "output over ggml_cy's time (1.0: no dequantizer writing that output can be faster); "
+           "xgguf@fill = gguf-py's time over that fill time, the highest xgguf any dequantizer "
+           "could show in this run",
            f"load    : {meta['machine']['load_average_start']} at start, "
            f"{meta['machine']['load_average_end']} at end (shared machine: noise)"]
     doc = _report.finish(results, libs, ratios, meta, json_path, out, preamble=pre)

@@ -50,6 +50,8 @@ def _library():
     lib.gcy_roofline_fused_abcde_f32.restype = None
     lib.gcy_roofline_copy_f32.argtypes = [f32p, f32p, i64, cint, cint]
     lib.gcy_roofline_copy_f32.restype = None
+    lib.gcy_roofline_fill_f32.argtypes = [f32p, ctypes.c_float, i64, cint]
+    lib.gcy_roofline_fill_f32.restype = None
     lib.gcy_roofline_have_nt.restype = cint
     return lib
 
@@ -98,6 +100,14 @@ class Roofline:
         n = _check_arrays(("a", "c"), (a, c), ("c",))
         self._lib.gcy_roofline_copy_f32(a.ctypes.data, c.ctypes.data, n, n_threads,
                                         bool(nontemporal))
+        return c
+
+    def fill_f32(self, c, value=0.0, n_threads=1):
+        """c[:] = value with non-temporal stores (plain without AVX): the write-only part of
+        a copy, the bound of any loop writing c (bench/quant.py's dequantize cases)."""
+        _check_threads(n_threads)
+        n = _check_arrays(("c",), (c,), ("c",))
+        self._lib.gcy_roofline_fill_f32(c.ctypes.data, float(value), n, n_threads)
         return c
 
     def fused_abcde_f32(self, a, b, c, d, e, out, n_threads=1, nontemporal=False):

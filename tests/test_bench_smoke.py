@@ -183,8 +183,11 @@ def test_roofline_loops():
             d = np.empty_like(a)
             roofline.fused_abcde_f32(a, b, a, b, a, d, threads, nontemporal)
             assert np.allclose(d, a * b + a * b - a, rtol=1e-6)
+        c = np.empty_like(a)
+        assert roofline.fill_f32(c, 2.5, threads) is c and np.all(c == 2.5)
     empty = np.empty(0, np.float32)
     roofline.stream_add_f32(empty, empty, empty, 2, True)
+    roofline.fill_f32(empty, 1.0, 2)
 
 
 @pytest.mark.parametrize("bad", [
@@ -196,6 +199,9 @@ def test_roofline_loops():
     lambda r, a: r.stream_add_f32(a, a, None),                          # no output
     lambda r, a: r.stream_add_f32(a, a, _readonly(np.empty_like(a))),  # read-only output
     lambda r, a: r.fused_abcde_f32(a, a, a, a, a[:3], np.empty_like(a)),
+    lambda r, a: r.fill_f32(_readonly(np.empty_like(a)), 1.0),          # read-only output
+    lambda r, a: r.fill_f32(a.astype(np.float64), 1.0),                 # dtype
+    lambda r, a: r.fill_f32(a, 1.0, 0),                                  # no threads
 ])
 def test_roofline_rejects_bad_input(bad):
     roofline = _bench("roofline").load()

@@ -3,6 +3,7 @@ per level (baseline x86-64-v2, avx2 = x86-64-v3, avx512 = x86-64-v4) and the bes
 CPU has is loaded at import; GGML_CY_CPU_FEATURES caps it."""
 import io
 import json
+import os
 import subprocess
 import sys
 import types
@@ -20,6 +21,7 @@ BUILT = dict(getattr(CFG, "LEVELS", {}) or {})
 V2 = set(_startup.X86_LEVELS["baseline"])
 V3 = V2 | set(_startup.X86_LEVELS["avx2"])
 V4 = V3 | set(_startup.X86_LEVELS["avx512"])
+V4VNNI = V4 | set(_startup.X86_LEVELS["avx512vnni"])
 ALL_BUILT = {"avx2": ["avx2", "fma", "f16c"], "avx512": ["avx2", "fma", "avx512f", "avx512bw"]}
 
 
@@ -38,6 +40,26 @@ def test_choose_level_rules():
     assert level == "avx2" and "avx512 kernels not built" in why
     with pytest.warns(RuntimeWarning, match="GGML_CY_CPU_FEATURES"):
         assert c(ALL_BUILT, {"GGML_CY_CPU_FEATURES": "sse9"}, frozenset(V4))[0] == "avx512"
+    # avx512vnni: only on a CPU with VNNI and a build that has it
+    vnni = dict(ALL_BUILT, avx512vnni=ALL_BUILT["avx512"] + ["avx512vnni"])
+    assert c(vnni, {}, frozenset(V4VNNI))[0] == "avx512vnni"
+    assert c(vnni, {}, frozenset(V4))[0] == "avx512"
+    assert c(ALL_BUILT, {}, frozenset(V4VNNI))[0] == "avx512"
+    assert c(vnni, {"GGML_CY_CPU_FEATURES": "avx512"}, frozenset(V4VNNI))[0] == "avx512"
+
+
+def test_module_levels_take_the_next_lower_build():
+    # a level that builds only some modules (avx512vnni): the others load from below
+    built = {"avx2": [], "avx512": [], "avx512vnni": []}
+    mods = ["m.a", "m.b"]
+    got = _startup.module_levels("avx512vnni", mods, built, {"avx512vnni": ["m.b"]})
+    assert got == {"m.a": "avx512", "m.b": "avx512vnni"}
+    assert _startup.module_levels("avx512", mods, built, {"avx512vnni": ["m.b"]}) == \
+        {"m.a": "avx512", "m.b": "avx512"}
+    assert _startup.module_levels("avx512vnni", mods, {"avx2": []}, None) == \
+        {"m.a": "avx2", "m.b": "avx2"}
+    assert _startup.module_levels("baseline", mods, built, None) == \
+        {"m.a": "baseline", "m.b": "baseline"}
 
 
 def test_missing_variant_files_fall_back_to_baseline(tmp_path, monkeypatch):
@@ -84,10 +106,24 @@ try:                                  # quantize / dequantize (dispatched module
             res["q_" + qt] = np.asarray(raw).tobytes().hex()
             res["dq_" + qt] = quants.dequantize(raw, qt, w.shape).tobytes().hex()
             res["dq16_" + qt] = quants.dequantize(raw, qt, w.shape, dtype=np.float16).tobytes().hex()
+    # quantized mul_mat (vecdot.h: integer dots; avx512vnni's vpdpbusd gives the same int32
+    # sums as avx2's vpmaddubsw + vpmaddwd), eager and in the graph; 1 and 9 columns
+    for qt in ("Q4_0", "Q8_0", "Q5_0", "Q4_1", "Q4_K", "Q6_K"):
+        raw = quants.quantize(rng.standard_normal((40, 512)).astype(np.float32), qt)
+        for n in (1, 9):
+            bq = rng.standard_normal((n, 512)).astype(np.float32)
+            res["mm_%s_%d" % (qt, n)] = ggml_cy.mul_mat(raw, bq, qt, n_threads=2).tobytes().hex()
+        qctx = ggml_cy.Context(1 << 22)
+        qa = qctx.new_tensor(getattr(ggml_cy.GGMLType, qt), (512, 40))
+        qa.raw()[...] = raw
+        qb = qctx.tensor_from(bq)
+        qg = qctx.new_graph(); qo = qctx.mul_mat(qa, qb); qg.build_forward_expand(qo); qg.compute(2)
+        res["mmg_" + qt] = qo.numpy().tobytes().hex()
 except ImportError:
     pass
 files = {m: sys.modules[m].__file__ for m in _startup.dispatch_state["modules"]}
 print(json.dumps({"level": _startup.dispatch_state["level"], "files": files, "res": res,
+                  "module_levels": _startup.dispatch_state.get("module_levels", {}),
                   "finders": sum(isinstance(f, _startup._LevelFinder) for f in sys.meta_path)}))
 """
 
@@ -115,21 +151,47 @@ def test_each_level_loads_its_build_and_agrees_bitwise():
               if _startup.LEVEL_NAMES.index(lv) <= _startup.LEVEL_NAMES.index(cpu)
               and (lv == "baseline" or lv in BUILT)]
     results = {lv: _probe(lv) for lv in levels}
+    level_modules = getattr(CFG, "LEVEL_MODULES", {}) or {}
     for lv, r in results.items():
         assert r["level"] == lv and r["finders"] == 0
+        want = _startup.module_levels(lv, list(r["files"]), BUILT, level_modules)
+        assert r["module_levels"] == want
         for mod, path in r["files"].items():
-            if lv == "baseline":
+            if want[mod] == "baseline":
                 assert "_isa_" not in path, (mod, path)
             else:
-                assert f"_isa_{lv}" in path, (mod, path)
+                assert f"_isa_{want[mod]}{os.sep}" in path, (mod, path)
+        if lv in level_modules:        # a partial level loads its own modules
+            assert all(want[m] == lv for m in level_modules[lv])
     base = results["baseline"]["res"]
     for lv, r in results.items():
         for k, v in r["res"].items():
-            if k.startswith("m_"):
+            if k.startswith(("m_", "mm")):
                 continue
             assert v == base[k], f"{k} differs between baseline and {lv}"
+    _check_mul_mat_levels({lv: r["res"] for lv, r in results.items()})
     _check_math_levels({lv: r["res"] for lv, r in results.items()})
     assert _probe(None)["level"] == levels[-1]           # default: the best the CPU has
+
+
+def _check_mul_mat_levels(res):
+    """Quantized mul_mat: every SIMD level (avx2, avx512, avx512vnni) gives the same bits
+    (the same int32 lane sums, then the same float operations); the baseline's plain C sums
+    each block whole, so it is only close (ggml's NMSE 5e-4 is checked by
+    tests/test_quant_mul_mat.py)."""
+    import numpy as np
+    fast = [lv for lv in res if lv != "baseline"]
+    for k in [k for k in res["baseline"] if k.startswith("mm")]:
+        for lv in fast[1:]:
+            assert res[lv][k] == res[fast[0]][k], f"{k}: {lv} != {fast[0]}"
+        ref = np.frombuffer(bytes.fromhex(res["baseline"][k]), np.float32).astype(np.float64)
+        for lv in fast:
+            got = np.frombuffer(bytes.fromhex(res[lv][k]), np.float32).astype(np.float64)
+            assert np.sum((got - ref) ** 2) <= 1e-8 * np.sum(ref ** 2), (k, lv)
+    # eager and graph agree (the same kernel)
+    for lv in res:
+        for qt in [k[4:] for k in res[lv] if k.startswith("mmg_")]:
+            assert res[lv]["mmg_" + qt] == res[lv]["mm_%s_9" % qt], (lv, qt)
 
 
 def _check_math_levels(res):

@@ -255,10 +255,17 @@ class TestEagerBadInput:
         assert ggml_cy.mul_mat(e, self.b, T.Q4_0).shape == (2, 0)
 
 
-@pytest.mark.parametrize("level", ["avx2", "scalar"])
-def test_simd_levels(level, tmp_path):
-    """The AVX2-without-VNNI and plain-C paths of vecdot.h (this machine's build uses its
-    best one), compiled standalone from the same headers and checked the same way."""
+# flags of the standalone builds (tests/csrc/mmq_levels.c) and the CPU flags they need
+SIMD_LEVELS = {"avx2": (["-mavx2", "-mfma", "-mf16c"], ["avx2", "fma", "f16c"]),
+               "scalar": (["-march=x86-64"], []),
+               "avx512": (["-march=x86-64-v4"], ["avx512f", "avx512bw", "avx512vl"]),
+               "vnni": (["-march=x86-64-v4", "-mavx512vnni"],
+                        ["avx512f", "avx512bw", "avx512vl", "avx512_vnni"])}
+
+
+def _mmq_level_exe(level, tmp_path):
+    """mul_mat_q.h compiled standalone for one level; None (skip) where this machine can't
+    build or run it."""
     import os
     import platform
     import shutil
@@ -272,28 +279,73 @@ def test_simd_levels(level, tmp_path):
     here = os.path.dirname(os.path.abspath(__file__))
     if not os.path.exists(os.path.join(pkg, "cpu", "csrc", "mul_mat_q.h")):
         pytest.skip("no installed headers")
-    flags = {"avx2": ["-mavx2", "-mfma", "-mf16c"], "scalar": ["-march=x86-64"]}[level]
+    flags, need = SIMD_LEVELS[level]
     exe = str(tmp_path / f"mmq_{level}")
     r = subprocess.run([cc, "-O2", *flags, "-w", "-I", os.path.join(pkg, "cpu/csrc"),
                         "-I", os.path.join(pkg, "core/csrc"), "-o", exe,
                         os.path.join(here, "csrc/mmq_levels.c"), "-lm"],
                        capture_output=True, text=True)
+    if r.returncode != 0 and level in ("avx512", "vnni") and "march" in r.stderr:
+        pytest.skip(f"compiler lacks {flags}")
     assert r.returncode == 0, r.stderr
-    if level == "avx2":
-        try:
-            has_avx2 = "avx2" in open("/proc/cpuinfo").read()
-        except OSError:
-            has_avx2 = False
-        if not has_avx2:
-            pytest.skip("CPU without AVX2 (or no /proc/cpuinfo)")
+    try:
+        cpu = open("/proc/cpuinfo").read().split()
+    except OSError:
+        cpu = []
+    if any(f not in cpu for f in need):
+        pytest.skip(f"CPU without {need} (or no /proc/cpuinfo)")
+    return exe
+
+
+def _mmq_run(exe, t, raw, b):
+    import subprocess
+    M, N, K = raw.shape[0], b.shape[0], b.shape[1]
+    inp = np.array([int(t), M, K, N], np.int32).tobytes() + raw.tobytes() + b.tobytes()
+    p = subprocess.run([exe], input=inp, capture_output=True)
+    assert p.returncode == 0, (t, p.returncode)
+    return np.frombuffer(p.stdout, np.float32).reshape(N, M)
+
+
+@pytest.mark.parametrize("level", list(SIMD_LEVELS))
+def test_simd_levels(level, tmp_path):
+    """Every path of vecdot.h (AVX2 without VNNI, plain C, AVX-512, AVX-512 VNNI; this
+    machine's build uses its best one), compiled standalone from the same headers and
+    checked the same way."""
+    exe = _mmq_level_exe(level, tmp_path)
     rng = np.random.default_rng(17)
     M, K, N = 21, 768, 11
     for t in TYPES:
         raw = random_blocks(t, M, K, rng)
         w = dequant_ref(raw, t, K).astype(np.float64)
         b = rng.standard_normal((N, K)).astype(np.float32)
-        inp = np.array([int(t), M, K, N], np.int32).tobytes() + raw.tobytes() + b.tobytes()
-        p = subprocess.run([exe], input=inp, capture_output=True)
-        assert p.returncode == 0, (t, p.returncode)
-        out = np.frombuffer(p.stdout, np.float32).reshape(N, M)
+        out = _mmq_run(exe, t, raw, b)
         assert nmse(out, b.astype(np.float64) @ w.T) < NMSE_MAX, t
+
+
+def test_simd_levels_bitwise(tmp_path):
+    """The integer dots give the same int32 sums on every SIMD path (vpdpbusd / vpdpwssd
+    with VNNI, vpmaddubsw + vpmaddwd without) and the float steps after them are the same
+    operations, so avx2, avx512 and avx512+VNNI agree bit for bit, for 1 column (the
+    mat-vec path) and for several."""
+    exes = {}
+    for level in ("avx2", "avx512", "vnni"):
+        try:
+            exes[level] = _mmq_level_exe(level, tmp_path)
+        except pytest.skip.Exception:
+            pass
+    if len(exes) < 2:
+        pytest.skip(f"fewer than two SIMD levels run here ({list(exes)})")
+    rng = np.random.default_rng(23)
+    M = 19
+    for t in [t for t in TYPES if t in INTEGER_TYPES]:
+        K = 1280 if t.blck_size == 256 else 1248   # 39 blocks of 32: groups of 8 + a tail
+        raw = random_blocks(t, M, K, rng)
+        for N in (1, 3, 9):
+            b = rng.standard_normal((N, K)).astype(np.float32)
+            outs = {lv: _mmq_run(exe, t, raw, b) for lv, exe in exes.items()}
+            first = next(iter(outs))
+            for lv, o in outs.items():
+                np.testing.assert_array_equal(o, outs[first], err_msg=f"{t.name} N={N} {lv}")
+            if N == 9:   # and a column does not depend on the others
+                one = _mmq_run(exes[first], t, raw, b[4:5])
+                np.testing.assert_array_equal(one[0], outs[first][4], err_msg=t.name)

@@ -144,3 +144,32 @@ void gcy_roofline_copy_f32(const float *a, float *c, int64_t n, int nth, int nt)
             copy_f32_nt(a + i0, c + i0, i1 - i0);
     }
 }
+
+/* ---- fill (bench/quant.py: the write-only bound of a dequantizer) ---------------------
+ * c[i] = v on n floats with nth threads, non-temporal when AVX is there: only the writes
+ * of a copy, so no dequantizer writing the same float32 output can be faster (qcpu2). */
+static void fill_f32_nt(float *c, float v, int64_t n)
+{
+    int64_t i = 0;
+#ifdef __AVX__
+    const __m256 vv = _mm256_set1_ps(v);
+    while (i < n && ((uintptr_t)(c + i) & 31u) != 0)
+        c[i++] = v;
+    for (; i + 8 <= n; i += 8)
+        _mm256_stream_ps(c + i, vv);
+    _mm_sfence();
+#endif
+    for (; i < n; i++)
+        c[i] = v;
+}
+
+void gcy_roofline_fill_f32(float *c, float v, int64_t n, int nth)
+{
+    int64_t dr = block_of(n, nth);
+    #pragma omp parallel for schedule(static) num_threads(nth)
+    for (int ith = 0; ith < nth; ith++) {
+        int64_t i0 = dr * ith, i1 = i0 + dr < n ? i0 + dr : n;
+        if (i0 < i1)
+            fill_f32_nt(c + i0, v, i1 - i0);
+    }
+}

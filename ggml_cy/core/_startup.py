@@ -108,6 +108,9 @@ X86_LEVELS = {
     "baseline": ("pni", "ssse3", "sse4_1", "sse4_2", "popcnt", "cx16"),      # x86-64-v2
     "avx2": ("avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"),  # x86-64-v3
     "avx512": ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"),   # x86-64-v4
+    # x86-64-v4 + AVX-512 VNNI (the int8 dot products of the quantized mul_mat); built for
+    # the modules that use it only (_build_config.LEVEL_MODULES), the others load from avx512
+    "avx512vnni": ("avx512_vnni",),
 }
 LEVEL_NAMES = tuple(X86_LEVELS)
 LEVEL_ENV = "GGML_CY_CPU_FEATURES"
@@ -234,6 +237,23 @@ def choose_level(built, environ=None, flags=None):
     return best, why
 
 
+def module_levels(level, dispatched, built, level_modules=None):
+    """{module: the level whose build it loads from}: ``level`` where that level built the
+    module, else the highest lower built level that did (a level may build only some
+    modules: ``level_modules`` {level: [modules]}, _build_config.LEVEL_MODULES; a level
+    missing from it built them all), else "baseline"."""
+    level_modules = level_modules or {}
+    top = LEVEL_NAMES.index(level) if level in LEVEL_NAMES else 0
+    out = {}
+    for name in dispatched:
+        pick = "baseline"
+        for lv in LEVEL_NAMES[1:top + 1]:
+            if lv in built and name in level_modules.get(lv, dispatched):
+                pick = lv
+        out[name] = pick
+    return out
+
+
 def install_dispatch(pkg_dir, build_config):
     """Choose the level and import the dispatched modules from its build (before anything
     else imports them); falls back to the baseline build if a variant does not load."""
@@ -242,19 +262,24 @@ def install_dispatch(pkg_dir, build_config):
     dispatched = list(getattr(build_config, "DISPATCHED", []) or [])
     built = dict(getattr(build_config, "LEVELS", {}) or {})
     level, why = choose_level(built)
-    dispatch_state.update(level=level, reason=why, modules=dispatched, built=sorted(built))
+    per_module = module_levels(level, dispatched, built,
+                               getattr(build_config, "LEVEL_MODULES", None))
+    dispatch_state.update(level=level, reason=why, modules=dispatched, built=sorted(built),
+                          module_levels=per_module)
     if level == "baseline" or not dispatched:
         return level
-    paths = {name: _variant_path(pkg_dir, name, level) for name in dispatched}
+    paths = {name: _variant_path(pkg_dir, name, lv) for name, lv in per_module.items()
+             if lv != "baseline"}
     missing = [n for n, p in paths.items() if p is None]
     if missing:
-        dispatch_state.update(level="baseline", reason=f"{level} files missing: {missing}")
+        dispatch_state.update(level="baseline", reason=f"{level} files missing: {missing}",
+                              module_levels={n: "baseline" for n in dispatched})
         return "baseline"
     finder = _LevelFinder(paths)
     sys.meta_path.insert(0, finder)
     try:
         for name in dispatched:
-            importlib.import_module(name)
+            importlib.import_module(name)   # those left out of paths: the baseline build
     finally:
         sys.meta_path.remove(finder)
     return level

@@ -72,7 +72,13 @@ static inline void mmq_quantize_a(int p, const float * x, int64_t n, int64_t ib0
     for (int64_t b = 0; b < n / 32; b++) {
         memcpy(row + 32 * (ib0 + b), blk + b * bsz + qoff, 32);
         d[ib0 + b] = vd_ldh(blk + b * bsz);
-        if (p == GGML_TYPE_Q8_1) sm[ib0 + b] = vd_ldh(blk + b * bsz + 2);
+        if (p == GGML_TYPE_Q8_1) {
+            sm[ib0 + b] = vd_ldh(blk + b * bsz + 2);
+        } else {  /* Q8_0: the quants' plain sum, for the biased weight types (vd_a_bias) */
+            int32_t sum = 0;
+            for (int j = 0; j < 32; j++) sum += (int8_t)blk[b * bsz + qoff + j];
+            sm[ib0 + b] = (float)sum;
+        }
     }
 }
 

@@ -348,8 +348,9 @@ static inline int vd_hsum_epi32(__m256i v) {
 /* ------------------------------------------------------------------ path A rows */
 /* Path A's activation rows are re-laid out after quantization (mmq_convert_b): the Q8_0
  * / Q8_1 quants of the whole row first (32-byte aligned, so one aligned load per block),
- * then the block scales d as floats, then (Q8_1) the block sums s = d * sum(q) as floats.
- * The quants and scales are exactly the Q8_0 / Q8_1 blocks' (float16 scales widened). */
+ * then the block scales d as floats, then the block sums as floats: s = d * sum(q) (Q8_1's)
+ * or, for Q8_0, the plain integer sum(q) (exact in a float; see vd_a_bias). The quants and
+ * scales are exactly the Q8_0 / Q8_1 blocks' (float16 scales widened). */
 static inline size_t vd_a_row_bytes(int64_t nb) { return (size_t)((40 * nb + 63) / 64 * 64); }
 
 #if defined(__AVX2__)
@@ -410,51 +411,115 @@ static inline __attribute__((always_inline)) float vd_a_scale(const int type, co
     return type == GGML_TYPE_MXFP4 ? vd_e8m0_half(p[0]) : vd_ldh(p);
 }
 
+/* Q4_0 and Q5_0 are unpacked without their bias (values 0..15 / 0..31, unsigned), and the
+ * bias comes back through the activation block sums: dot(q - B, y) = dot(q, y) - B * sum(y).
+ * The unsigned values go straight into the u8 x s8 instructions (no sign trick: 3 fewer
+ * operations per block); sum(y) is stored by mmq_convert_b in the Q8_0 partner row's
+ * sums slot (the one Q8_1 uses for d * sum). 0: a signed type (sign trick). */
+static inline __attribute__((always_inline)) int vd_a_bias(const int type) {
+    return type == GGML_TYPE_Q4_0 ? 8 : type == GGML_TYPE_Q5_0 ? 16 : 0;
+}
+
+#if defined(__AVX2__)
+/* One 32-block as 32 bytes for the u8 x s8 product: the unsigned values of the biased
+ * types (vd_a_bias), else the signed values (sign trick applied by the caller). */
+static inline __attribute__((always_inline)) __m256i vd_load_a_u(const int type, const uint8_t * p) {
+    switch (type) {
+    case GGML_TYPE_Q4_0: return vd_nibbles(p + 2);
+    case GGML_TYPE_Q5_0:
+        return _mm256_or_si256(vd_nibbles(p + 6), _mm256_and_si256(
+            vd_bits32(vd_ld32(p + 2)), _mm256_set1_epi8(0x10)));
+    default: return vd_load_a(type, p);
+    }
+}
+
+/* The float16 scales of 8 consecutive blocks (bs bytes apart), widened in one step. */
+static inline __attribute__((always_inline)) __m256 vd_scales8(const int type, const uint8_t * p, int bs) {
+    if (type == GGML_TYPE_MXFP4) {
+        float d[8];
+        for (int b = 0; b < 8; b++) d[b] = vd_e8m0_half(p[b * bs]);
+        return _mm256_loadu_ps(d);
+    }
+    const uint64_t lo = (uint64_t)vd_ld16(p) | (uint64_t)vd_ld16(p + bs) << 16
+        | (uint64_t)vd_ld16(p + 2 * bs) << 32 | (uint64_t)vd_ld16(p + 3 * bs) << 48;
+    const uint64_t hi = (uint64_t)vd_ld16(p + 4 * bs) | (uint64_t)vd_ld16(p + 5 * bs) << 16
+        | (uint64_t)vd_ld16(p + 6 * bs) << 32 | (uint64_t)vd_ld16(p + 7 * bs) << 48;
+    return _mm256_cvtph_ps(_mm_set_epi64x((long long)hi, (long long)lo));
+}
+
+/* n (a constant 8 in the main loop, 1..8 at the tail) blocks from block ib on, NC columns.
+ * Per column: acc (even blocks) and acc2 (odd blocks) take cvt(int32 lanes) * (dx * dy) in
+ * this order, macc the offset / bias terms; every NC runs the same float operations per
+ * column, so a column's bits never depend on how many columns a call takes. */
+static inline __attribute__((always_inline))
+void vd_group_a(const int type, const int NC, const int n, int64_t ib, int64_t nb,
+                const uint8_t * xb, const uint8_t * y0, size_t ystride,
+                __m256 * acc, __m256 * acc2, __m256 * macc) {
+    const int bs = vd_a_block_size(type);
+    const int off = vd_has_offset(type), bias = vd_a_bias(type);
+    float sc[VD_NC][8] __attribute__((aligned(32)));
+    if (n == 8) {
+        const __m256 dxv = vd_scales8(type, xb, bs);
+        const __m256 mxv = off ? vd_scales8(type, xb + 2, bs) : _mm256_setzero_ps();
+        for (int c = 0; c < NC; c++) {
+            const float * yd = (const float *)(y0 + c * ystride + 32 * nb) + ib;
+            const __m256 scv = _mm256_mul_ps(dxv, _mm256_loadu_ps(yd));
+            _mm256_store_ps(sc[c], scv);
+            if (off) macc[c] = _mm256_fmadd_ps(mxv, _mm256_loadu_ps(yd + nb), macc[c]);
+            if (bias) macc[c] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_loadu_ps(yd + nb),
+                                                              _mm256_set1_ps((float)-bias)),
+                                                scv, macc[c]);
+        }
+    } else {
+        for (int b = 0; b < n; b++) {
+            const float dx = vd_a_scale(type, xb + b * bs);
+            const float mx = off ? vd_ldh(xb + b * bs + 2) : 0.0f;
+            for (int c = 0; c < NC; c++) {
+                const float * yd = (const float *)(y0 + c * ystride + 32 * nb) + ib;
+                sc[c][b] = dx * yd[b];
+                if (off) macc[c] = _mm256_add_ps(macc[c], _mm256_set_ps(0, 0, 0, 0, 0, 0, 0, mx * yd[nb + b]));
+                if (bias) macc[c] = _mm256_add_ps(macc[c], _mm256_set_ps(
+                    0, 0, 0, 0, 0, 0, 0, (yd[nb + b] * (float)-bias) * sc[c][b]));
+            }
+        }
+    }
+    for (int b = 0; b < n; b++) {
+        const __m256i xq = vd_load_a_u(type, xb + b * bs);
+        const __m256i ax = bias ? xq : _mm256_sign_epi8(xq, xq);
+        for (int c = 0; c < NC; c++) {
+            const __m256i yq = _mm256_load_si256((const __m256i *)(y0 + c * ystride + 32 * (ib + b)));
+            const __m256i p = VD_DPBUSD(_mm256_setzero_si256(), ax, bias ? yq : _mm256_sign_epi8(yq, xq));
+            const __m256 f = _mm256_cvtepi32_ps(p), s1 = _mm256_broadcast_ss(&sc[c][b]);
+            if (b & 1) acc2[c] = _mm256_fmadd_ps(f, s1, acc2[c]);
+            else acc[c] = _mm256_fmadd_ps(f, s1, acc[c]);
+        }
+    }
+}
+#endif
+
 /* s[c * os] = dot(weight row x (nb 32-blocks of `type`), activation row c), for NC
  * columns whose converted rows (vd_a_row_bytes) start at y0 + c * ystride. */
 static inline __attribute__((always_inline))
 void vd_row_a(const int type, const int NC, int64_t nb, const uint8_t * x, size_t xbs,
               const uint8_t * y0, size_t ystride, float * s, int64_t os) {
     const int bs = vd_a_block_size(type);
-    const int off = vd_has_offset(type);
     (void)xbs;
 #if defined(__AVX2__)
-    __m256 acc[VD_NC], macc[VD_NC];
-    float sc[VD_NC][8] __attribute__((aligned(32)));
-    for (int c = 0; c < NC; c++) { acc[c] = _mm256_setzero_ps(); macc[c] = _mm256_setzero_ps(); }
-    for (int64_t ib = 0; ib < nb; ib += 8) {
-        const int n = nb - ib < 8 ? (int)(nb - ib) : 8;
-        const uint8_t * xb = x + ib * bs;
-        float dx[8] __attribute__((aligned(32))) = {0}, mx[8] __attribute__((aligned(32))) = {0};
-        for (int b = 0; b < n; b++) {
-            dx[b] = vd_a_scale(type, xb + b * bs);
-            if (off) mx[b] = vd_ldh(xb + b * bs + 2);
-        }
-        const __m256 dxv = _mm256_load_ps(dx);
-        for (int c = 0; c < NC; c++) {
-            const float * yd = (const float *)(y0 + c * ystride + 32 * nb) + ib;
-            if (n == 8) {
-                _mm256_store_ps(sc[c], _mm256_mul_ps(dxv, _mm256_loadu_ps(yd)));
-                if (off) macc[c] = _mm256_fmadd_ps(_mm256_load_ps(mx), _mm256_loadu_ps(yd + nb), macc[c]);
-            } else {
-                for (int b = 0; b < n; b++) {
-                    sc[c][b] = dx[b] * yd[b];
-                    if (off) macc[c] = _mm256_add_ps(macc[c], _mm256_set_ps(0, 0, 0, 0, 0, 0, 0, mx[b] * yd[nb + b]));
-                }
-            }
-        }
-        for (int b = 0; b < n; b++) {
-            const __m256i xq = vd_load_a(type, xb + b * bs);
-            const __m256i ax = _mm256_sign_epi8(xq, xq);
-            for (int c = 0; c < NC; c++) {
-                const __m256i yq = _mm256_load_si256((const __m256i *)(y0 + c * ystride + 32 * (ib + b)));
-                const __m256i p = VD_DPBUSD(_mm256_setzero_si256(), ax, _mm256_sign_epi8(yq, xq));
-                acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_broadcast_ss(&sc[c][b]), acc[c]);
-            }
-        }
+    /* two accumulators per column (even / odd blocks): a mat-vec (NC = 1) is otherwise one
+     * chain of dependent FMAs, bound by their latency */
+    __m256 acc[VD_NC], acc2[VD_NC], macc[VD_NC];
+    for (int c = 0; c < NC; c++) {
+        acc[c] = _mm256_setzero_ps(); acc2[c] = _mm256_setzero_ps(); macc[c] = _mm256_setzero_ps();
     }
-    for (int c = 0; c < NC; c++) s[c * os] = vd_hsum_ps(_mm256_add_ps(acc[c], macc[c]));
+    int64_t ib = 0;
+    for (; ib + 8 <= nb; ib += 8)
+        vd_group_a(type, NC, 8, ib, nb, x + ib * bs, y0, ystride, acc, acc2, macc);
+    if (ib < nb)
+        vd_group_a(type, NC, (int)(nb - ib), ib, nb, x + ib * bs, y0, ystride, acc, acc2, macc);
+    for (int c = 0; c < NC; c++)
+        s[c * os] = vd_hsum_ps(_mm256_add_ps(_mm256_add_ps(acc[c], acc2[c]), macc[c]));
 #else
+    const int off = vd_has_offset(type);
     float acc[VD_NC];
     vd_tile_a t;
     for (int c = 0; c < NC; c++) acc[c] = 0.0f;
@@ -546,6 +611,102 @@ void vd_row_b(const int type, const int NC, int64_t nb, const uint8_t * x, size_
 #endif
 }
 
+#if defined(__AVX2__)
+/* Q4_K and Q6_K, the K-quants models use most, without the tile: each 32-value chunk k
+ * is built in registers straight from the block. The integer steps (products, pair sums,
+ * scales) and the float steps are vd_row_b's, so the bits are the same as the tile path's;
+ * Q4_K's values are unsigned (0..15), so its chunks skip the sign trick. */
+static inline __attribute__((always_inline)) __m256i vd_chunk_b(const int type, const uint8_t * x, int k) {
+    if (type == GGML_TYPE_Q4_K) {            /* d dmin scales[12] qs[128] */
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(x + 16 + 32 * (k / 2)));
+        return _mm256_and_si256(k & 1 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0F));
+    }
+    /* Q6_K: ql[128] qh[64] scales[16] d; chunk k = 4h + s */
+    const int h = k / 4, sub = k % 4;
+    const __m256i l = _mm256_loadu_si256((const __m256i *)(x + 64 * h + 32 * (sub & 1)));
+    const __m256i qh = _mm256_loadu_si256((const __m256i *)(x + 128 + 32 * h));
+    const __m256i lo = _mm256_and_si256(sub >= 2 ? _mm256_srli_epi16(l, 4) : l, _mm256_set1_epi8(0x0F));
+    const __m256i hb = sub == 0 ? _mm256_slli_epi16(qh, 4) : sub == 1 ? _mm256_slli_epi16(qh, 2)
+                     : sub == 2 ? qh : _mm256_srli_epi16(qh, 2);
+    return _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_and_si256(hb, _mm256_set1_epi8(0x30))),
+                           _mm256_set1_epi8(32));
+}
+
+static inline __attribute__((always_inline))
+void vd_row_b_direct(const int type, const int NC, int64_t nb, const uint8_t * x, size_t xbs,
+                     const uint8_t * y0, size_t ystride, float * s, int64_t out_stride) {
+    const int sgn = type != GGML_TYPE_Q4_K;
+    __m256 acc[VD_NC];
+    float macc[VD_NC];
+    int16_t sc[16] __attribute__((aligned(32))), mn[16] __attribute__((aligned(32)));
+    for (int c = 0; c < NC; c++) { acc[c] = _mm256_setzero_ps(); macc[c] = 0.0f; }
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const uint8_t * xb = x + ib * xbs;
+        float da, db = 0.0f;
+        if (type == GGML_TYPE_Q4_K) {
+            da = vd_ldh(xb); db = vd_ldh(xb + 2);
+            /* the 8 six-bit (scale, min) pairs of get_scale_min_k4, four at a time */
+            uint32_t u[4];
+            memcpy(u, xb + 4, 12);
+            const uint32_t m6 = 0x3f3f3f3fu, m4 = 0x0f0f0f0fu, m2 = 0x03030303u;
+            u[3] = ((u[2] >> 4) & m4) | (((u[1] >> 6) & m2) << 4);   /* mins 4-7 */
+            const uint32_t mins03 = u[1] & m6;
+            u[1] = (u[2] & m4) | (((u[0] >> 6) & m2) << 4);          /* scales 4-7 */
+            u[2] = mins03;
+            u[0] &= m6;                                              /* scales 0-3 */
+            const __m256i sm = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
+            /* sc[j] = scale j (one per 32 values: chunk k uses sc[k]); mn: min j twice */
+            _mm256_store_si256((__m256i *)sc, sm);
+            const __m128i m8 = _mm256_extracti128_si256(sm, 1);
+            _mm256_store_si256((__m256i *)mn, _mm256_set_m128i(_mm_unpackhi_epi16(m8, m8),
+                                                               _mm_unpacklo_epi16(m8, m8)));
+        } else {
+            da = vd_ldh(xb + 208);
+            _mm256_store_si256((__m256i *)sc, _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(xb + 192))));
+        }
+        __m256i sumi[VD_NC];
+        for (int c = 0; c < NC; c++) sumi[c] = _mm256_setzero_si256();
+        const uint8_t * yb = y0 + ib * VD_Q8_K_SIZE;
+        for (int k = 0; k < 8; k++) {
+            const __m256i xq = vd_chunk_b(type, xb, k);
+            const __m256i ax = sgn ? _mm256_sign_epi8(xq, xq) : xq;
+            const __m256i scv = type == GGML_TYPE_Q4_K ? _mm256_set1_epi16(sc[k]) :
+                _mm256_set_m128i(_mm_set1_epi16(sc[2 * k + 1]), _mm_set1_epi16(sc[2 * k]));
+            for (int c = 0; c < NC; c++) {
+                const __m256i yq = _mm256_loadu_si256((const __m256i *)(yb + c * ystride + 4 + 32 * k));
+                const __m256i sy = sgn ? _mm256_sign_epi8(yq, xq) : yq;
+                sumi[c] = VD_DPWSSD(sumi[c], _mm256_maddubs_epi16(ax, sy), scv);
+            }
+        }
+        for (int c = 0; c < NC; c++) {
+            const uint8_t * yc = yb + c * ystride;
+            float yd;
+            memcpy(&yd, yc, 4);
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[c]), _mm256_set1_ps(da * yd), acc[c]);
+            if (type == GGML_TYPE_Q4_K) {
+                const __m256i mm = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)mn),
+                                                     _mm256_loadu_si256((const __m256i *)(yc + 260)));
+                macc[c] -= db * yd * (float)vd_hsum_epi32(mm);
+            }
+        }
+    }
+    for (int c = 0; c < NC; c++) s[c * out_stride] = vd_hsum_ps(acc[c]) + macc[c];
+}
+/* Q6_K: the direct path for 1-2 columns (a mat-vec), the tile for more, where one
+ * unpacked tile serves many columns (measured faster at 8); the bits are the same. */
+static inline __attribute__((always_inline))
+void vd_row_q6k(const int type, const int NC, int64_t nb, const uint8_t * x, size_t xbs,
+                const uint8_t * y0, size_t ystride, float * s, int64_t out_stride) {
+    if (NC <= 2) vd_row_b_direct(type, NC, nb, x, xbs, y0, ystride, s, out_stride);
+    else vd_row_b(type, NC, nb, x, xbs, y0, ystride, s, out_stride);
+}
+#define VD_ROW_B_Q4K vd_row_b_direct
+#define VD_ROW_B_Q6K vd_row_q6k
+#else
+#define VD_ROW_B_Q4K vd_row_b
+#define VD_ROW_B_Q6K vd_row_b
+#endif
+
 /* ------------------------------------------------------------------ dispatch */
 /* One weight row against nc (1..VD_NC) partner rows. */
 typedef void (*vd_rows_fn)(int nc, int64_t nb, const uint8_t * x, size_t xbs,
@@ -571,9 +732,9 @@ VD_DEFINE_ROWS(vd_rows_iq4_nl, vd_row_a, GGML_TYPE_IQ4_NL)
 VD_DEFINE_ROWS(vd_rows_mxfp4, vd_row_a, GGML_TYPE_MXFP4)
 VD_DEFINE_ROWS(vd_rows_q2_k, vd_row_b, GGML_TYPE_Q2_K)
 VD_DEFINE_ROWS(vd_rows_q3_k, vd_row_b, GGML_TYPE_Q3_K)
-VD_DEFINE_ROWS(vd_rows_q4_k, vd_row_b, GGML_TYPE_Q4_K)
+VD_DEFINE_ROWS(vd_rows_q4_k, VD_ROW_B_Q4K, GGML_TYPE_Q4_K)
 VD_DEFINE_ROWS(vd_rows_q5_k, vd_row_b, GGML_TYPE_Q5_K)
-VD_DEFINE_ROWS(vd_rows_q6_k, vd_row_b, GGML_TYPE_Q6_K)
+VD_DEFINE_ROWS(vd_rows_q6_k, VD_ROW_B_Q6K, GGML_TYPE_Q6_K)
 VD_DEFINE_ROWS(vd_rows_iq4_xs, vd_row_b, GGML_TYPE_IQ4_XS)
 VD_DEFINE_ROWS(vd_rows_tq1_0, vd_row_b, GGML_TYPE_TQ1_0)
 VD_DEFINE_ROWS(vd_rows_tq2_0, vd_row_b, GGML_TYPE_TQ2_0)
