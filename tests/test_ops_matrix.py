@@ -538,6 +538,11 @@ def test_activation(op, dtype, layout, threads):
         _check_activation(op, dtype, layout, n_threads)
 
 
+def _baseline_level():
+    from ggml_cy.core import _startup
+    return _startup.dispatch_state.get("level") == "baseline"
+
+
 def _check_activation(op, dtype, layout, n_threads):
     make = unary_case(layout, dtype, op, value_fn=_act_values)
     x, kw, watch = make()
@@ -551,6 +556,8 @@ def _check_activation(op, dtype, layout, n_threads):
     watch2 = out2 if out2 is not None else watch2
     got = run(lambda: _act_call(op, x2, kw2, "cy", n_threads))
     tol = 0 if op in ACT_TOL0 else ULP_BOUND[np.dtype(dtype).name]
+    if _baseline_level() and np.dtype(dtype) == np.float64 and op in ("silu", "sigmoid", "tanh"):
+        tol = max(tol, 3)   # no FMA at the x86-64-v2 baseline: the float64 quotient rounds twice more
     worst = compare_outcomes(got, expected, exact=False, max_ulp=tol, inputs=[("x", xin)],
                              what=f"{op}[{np.dtype(dtype).name},{layout},nth{n_threads}]",
                              out=kw2.get("out"), check_warnings=False)

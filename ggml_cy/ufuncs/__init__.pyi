@@ -38,6 +38,8 @@ from ggml_cy.ufuncs._eager import (
     expm1 as expm1,
     log as log,
     log1p as log1p,
+    log2 as log2,
+    erf as erf,
     sin as sin,
     cos as cos,
     tanh as tanh,
