@@ -1,5 +1,6 @@
-"""README's float64 accuracy claim, tested as stated (issue 17): ggml_cy's float64 exp,
-expm1, log, log1p, sin, cos and sqrt are bitwise the C library's (glibc libm, what Python's
+"""README's float64 accuracy claim, tested as stated (issue 17; issue 14 moved exp, expm1,
+log, log1p, sin, cos to ggml_cy's own SIMD code, held to 2 ulp of libm here): ggml_cy's
+float64 sqrt is bitwise the C library's (glibc libm, what Python's
 math module calls) on every platform. numpy equals libm where its float64 loop calls libm
 (CPUs without AVX-512F, like the CI machine): 0 ulp there. On AVX-512 CPUs numpy uses its
 own SIMD / SVML loops, which differ from libm by up to 1 ulp on a few percent of inputs;
@@ -12,6 +13,11 @@ import pytest
 import ggml_cy
 
 FUNCS = ["exp", "expm1", "log", "log1p", "sin", "cos", "sqrt"]
+# issue 14 (math2): these float64 functions run ggml_cy's own SIMD code
+# (csrc/simd_math_f64.h, README "Math functions"): within their ulp budget of the exact
+# value, so within 2 ulp of libm; sqrt is still the correctly rounded C sqrt
+LIBM_BITWISE = ["sqrt"]
+SIMD_BOUND = {"exp": 2, "expm1": 2, "log": 2, "log1p": 2, "sin": 2, "cos": 2}
 
 
 def _numpy_avx512():
@@ -45,7 +51,7 @@ def _ulp_diff(a, b):
 
 
 @pytest.mark.parametrize("name", FUNCS)
-def test_float64_is_bitwise_libm(name):
+def test_float64_is_libm_or_within_the_simd_bound(name):
     x = _inputs(name)
     with np.errstate(all="ignore"):
         got = getattr(ggml_cy, name)(x)
@@ -60,7 +66,11 @@ def test_float64_is_bitwise_libm(name):
     ref = np.array([libm(v) for v in sample], dtype=object)
     ok = np.array([r is not None for r in ref])
     want = np.array([r for r in ref[ok]], np.float64)
-    np.testing.assert_array_equal(got[::7][ok].view(np.int64), want.view(np.int64))
+    if name in LIBM_BITWISE:
+        np.testing.assert_array_equal(got[::7][ok].view(np.int64), want.view(np.int64))
+    else:
+        ulps = _ulp_diff(got[::7][ok], want)
+        assert ulps.max() <= SIMD_BOUND[name], (name, int(ulps.max()))
 
 
 @pytest.mark.parametrize("name", FUNCS)
@@ -72,5 +82,7 @@ def test_float64_against_numpy_per_platform(name):
         via_evaluate = ggml_cy.evaluate(f"{name}(x)", x=x)
     ulps = _ulp_diff(got, ref)
     bound = 1 if _numpy_avx512() else 0
+    if name in SIMD_BOUND:                     # ours within ~1 ulp, numpy's within ~1
+        bound = SIMD_BOUND[name]
     assert ulps.max() <= bound, (name, int(ulps.max()), int((ulps > 0).sum()))
     np.testing.assert_array_equal(via_evaluate.view(np.int64), got.view(np.int64))

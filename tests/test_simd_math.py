@@ -1,4 +1,4 @@
-"""The vectorized float32 math functions (issue 14 item 2, csrc/simd_math.h).
+"""The vectorized math functions (issue 14 item 2, csrc/simd_math*.h), float32 and float64.
 
 Accuracy budget per function (README "Math functions"), checked against a float64
 reference over the whole float32 range: random bit patterns (every exponent, subnormals,
@@ -9,6 +9,7 @@ loops raise "underflow" inconsistently, so underflow is not compared). float16/b
 compute through the float32 rows. Every layout (contiguous, strided, 0-d, graph, evaluate)
 gives the same bits, since the scalar kernel runs the vector code on one element.
 """
+import math
 import warnings
 
 import numpy as np
@@ -18,16 +19,23 @@ import ggml_cy
 
 # max error in float32 ulp against the float64 reference (the README budget)
 BUDGET = {"exp": 1.0, "log": 1.0, "sin": 1.0, "cos": 1.0, "tanh": 1.5, "sigmoid": 1.0,
-          "silu": 1.0}
+          "silu": 1.0, "expm1": 1.5, "log1p": 1.5, "log2": 1.0, "erf": 1.0, "gelu": 1.0,
+          "gelu_erf": 1.0, "gelu_quick": 1.0, "softplus": 1.0}
 # range where the function is not constant/trivial in float32 (dense samples)
 RANGE = {"exp": 104, "log": 3e38, "sin": 2e5, "cos": 2e5, "tanh": 10, "sigmoid": 110,
-         "silu": 140}
+         "silu": 140, "expm1": 104, "log1p": 3e38, "log2": 3e38, "erf": 5, "gelu": 15,
+         "gelu_erf": 15, "gelu_quick": 60, "softplus": 110}
+_POSITIVE = ("log", "log2")
 SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 1e-38,
                      -1e-38, 1.1754942e-38, 88.72283, 88.72284, -87.33654, -87.33655,
                      -103.97208, -103.97209, -104.0, 1e4, -1e4, 0.9, -0.9, 0.8999999, 1.0,
                      -1.0, 2.0, 0.5, 1e30, -1e30, 3.4028235e38, -3.4028235e38, np.pi,
                      np.pi / 2, 2 * np.pi, 131071.99, 131072.0, -131072.0, 1e-30, 200.0,
                      -200.0, -130.0, -131.0, 1.4142135, 0.70710677], np.float32)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
 def _ref(name, x):
@@ -37,6 +45,18 @@ def _ref(name, x):
             e = np.exp(-np.abs(xd))
             s = np.where(xd >= 0, 1 / (1 + e), e / (1 + e))
             return xd * s if name == "silu" else s
+        if name in ("gelu", "gelu_quick"):
+            v = (1.702 * xd if name == "gelu_quick" else
+                 2 * 0.7978845608028654 * xd * (1 + 0.044715 * xd * xd))
+            e = np.exp(-np.abs(v))
+            r = np.where(v >= 0, xd / (1 + e), xd * e / (1 + e))
+            return np.where(np.isneginf(xd), np.nan, r)
+        if name == "gelu_erf":
+            return np.where(np.isneginf(xd), np.nan, 0.5 * xd * _erfc(-xd / math.sqrt(2.0)))
+        if name == "erf":
+            return _erf(xd)
+        if name == "softplus":
+            return np.maximum(xd, 0) + np.log1p(np.exp(-np.abs(xd)))
         return getattr(np, name)(xd)
 
 
@@ -56,7 +76,10 @@ def _inputs(name, n=1 << 17, seed=0):
     bits = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
     mag = 10.0 ** rng.uniform(-6, np.log10(RANGE[name]), n)
     dense = (rng.standard_normal(n) * mag).astype(np.float32)
-    if name == "log":
+    if name == "log1p":
+        near0 = rng.uniform(-1, 1, n // 2).astype(np.float32)
+        dense = np.concatenate([dense, near0])
+    if name in _POSITIVE:
         dense = np.abs(dense)
         # around 1 (the cancellation zone) and subnormals
         near1 = (1 + rng.uniform(-0.3, 0.42, n // 4)).astype(np.float32)
@@ -82,7 +105,10 @@ def test_float32_accuracy_budget(name):
         f" {err[worst]:.3f} ulp > {BUDGET[name]}")
 
 
-@pytest.mark.parametrize("name", ["exp", "log", "sin", "cos", "tanh"])
+NUMPY_FUNCS = ["exp", "log", "sin", "cos", "tanh", "expm1", "log1p", "log2"]
+
+
+@pytest.mark.parametrize("name", NUMPY_FUNCS)
 def test_special_values_are_numpys(name):
     x = SPECIALS
     with np.errstate(all="ignore"):
@@ -109,7 +135,7 @@ def _warnings_of(fn, x):
     return kinds
 
 
-@pytest.mark.parametrize("name", ["exp", "log", "sin", "cos", "tanh"])
+@pytest.mark.parametrize("name", NUMPY_FUNCS)
 def test_special_value_warnings_are_numpys(name):
     for v in SPECIALS:
         x = np.array([1.0, v, 0.5], np.float32)
@@ -120,7 +146,7 @@ def test_special_value_warnings_are_numpys(name):
 def test_every_layout_gives_the_same_bits(name):
     rng = np.random.default_rng(3)
     x = (rng.standard_normal((37, 53)) * 20).astype(np.float32)
-    if name == "log":
+    if name in _POSITIVE or name == "log1p":
         x = np.abs(x)
     fn = _cy(name)
     with np.errstate(all="ignore"):
@@ -156,3 +182,129 @@ def test_float16_through_float32(name):
     d = np.abs(got.view(np.int16).astype(np.int32) - want.view(np.int16).astype(np.int32))
     ok = (np.isnan(got) & np.isnan(want)) | (d <= 1) | (got == want)
     assert ok.all(), (name, h[~ok][:5], got[~ok][:5], want[~ok][:5])
+
+
+# ---------------------------------------------------------------------------- float64
+# max error in float64 ulp against an extended-precision reference (x86 long double, 64-bit
+# significand; spot-checked against mpmath below). README "Math functions".
+BUDGET64 = {"exp": 1.0, "expm1": 1.5, "log": 1.0, "log1p": 1.5, "log2": 1.0, "sin": 1.0,
+            "cos": 1.0, "tanh": 2.0, "sigmoid": 2.0, "silu": 2.0}
+RANGE64 = {"exp": 745, "expm1": 745, "log": 1e308, "log1p": 1e308, "log2": 1e308,
+           "sin": 1e6, "cos": 1e6, "tanh": 25, "sigmoid": 745, "silu": 745}
+SPECIALS64 = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
+                       1e-310, 709.78, 709.79, -745.13, -745.14, -708.4, 710.0, -800.0, 1.0,
+                       -1.0, 0.5, 2.0, 1e-20, -1e-20, 1e300, -1e300, np.pi, np.pi / 2,
+                       1048575.9, 1048576.0, -1048576.0, 1e22, 40.0, -40.0, 700.0, 0.9999999,
+                       -0.9999999, 20.0, 21.0], np.float64)
+_LD_OK = np.finfo(np.longdouble).nmant >= 63
+
+
+def _ref64(name, x):
+    xl = np.asarray(x, np.longdouble)
+    with np.errstate(all="ignore"):
+        if name in ("sigmoid", "silu"):
+            e = np.exp(-np.abs(xl))
+            s = np.where(xl >= 0, 1 / (1 + e), e / (1 + e))
+            return xl * s if name == "silu" else s
+        return getattr(np, name)(xl)
+
+
+def _ulp_err64(got, ref):
+    with np.errstate(all="ignore"):
+        rf = ref.astype(np.float64)
+        a = np.maximum(np.abs(rf), np.finfo(np.float64).tiny)
+        e = np.abs((got.astype(np.longdouble) - ref) / np.spacing(a).astype(np.longdouble))
+        e = e.astype(np.float64)
+    same = (np.isnan(got) & np.isnan(ref)) | (np.isinf(got) & (got == rf))
+    e = np.where(same, 0.0, e)
+    return np.where(np.isnan(e), np.inf, e)
+
+
+def _inputs64(name, n=1 << 17, seed=0):
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 1 << 63, n, dtype=np.int64).view(np.float64)
+    bits = np.where(rng.random(n) < 0.5, -bits, bits)
+    mag = 10.0 ** rng.uniform(-8, np.log10(RANGE64[name]), n)
+    dense = rng.standard_normal(n) * mag
+    extra = [rng.uniform(-0.5, 0.5, n // 4)]
+    if name == "log1p":
+        extra.append(rng.uniform(-1, 1, n // 2))
+    if name in ("log", "log2"):
+        dense = np.abs(dense)
+        extra.append(1 + rng.uniform(-0.3, 0.42, n // 4))
+        extra.append(rng.integers(1, 1 << 52, n // 8, dtype=np.int64).view(np.float64))
+    return np.concatenate([SPECIALS64, bits, dense] + extra)
+
+
+@pytest.mark.skipif(not _LD_OK, reason="needs an 80-bit long double reference")
+@pytest.mark.parametrize("name", sorted(BUDGET64))
+def test_float64_accuracy_budget(name):
+    x = _inputs64(name)
+    if name in ("sin", "cos"):
+        x = x[~(np.abs(x) > 1e22)]              # long double sinl is itself exact there
+    with np.errstate(all="ignore"):
+        got = _cy(name)(x, n_threads=2)
+    assert got.dtype == np.float64
+    err = _ulp_err64(got, _ref64(name, x))
+    worst = int(np.argmax(err))
+    assert err[worst] <= BUDGET64[name], (
+        f"{name}({x[worst]!r}) = {got[worst]!r}: {err[worst]:.3f} ulp > {BUDGET64[name]}")
+
+
+@pytest.mark.parametrize("name", ["exp", "expm1", "log", "log1p", "log2", "sin", "cos", "tanh"])
+def test_float64_against_mpmath(name):
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 120
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-30, 30, 300), rng.uniform(-0.01, 0.01, 100)])
+    if name.startswith("log"):
+        x = np.abs(x) + (1e-300 if name != "log1p" else 0)
+    with np.errstate(all="ignore"):
+        got = _cy(name)(x)
+    f = (lambda v: mpmath.log(v, 2)) if name == "log2" else getattr(mpmath, name)
+    for v, g in zip(x, got):
+        ref = f(mpmath.mpf(float(v)))
+        ulp = float(abs(mpmath.mpf(float(g)) - ref) / np.spacing(abs(float(ref))))
+        assert ulp <= BUDGET64[name], (name, v, g, ulp)
+
+
+@pytest.mark.parametrize("name", sorted(BUDGET64))
+def test_float64_special_values_and_warnings(name):
+    x = SPECIALS64
+    npf = getattr(np, name, None)
+    with np.errstate(all="ignore"):
+        got = _cy(name)(x)
+        want = npf(x) if npf is not None else _ref64(name, x).astype(np.float64)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    fin = (~np.isfinite(want) | (want == 0)) & ~np.isnan(want)
+    assert np.array_equal(got[fin], want[fin])
+    assert np.array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))
+    if npf is not None:
+        for v in SPECIALS64:
+            xv = np.array([1.0, v, 0.5])
+            assert _warnings_of(_cy(name), xv) == _warnings_of(npf, xv), (name, v)
+
+
+@pytest.mark.parametrize("name", sorted(BUDGET64))
+def test_float64_every_layout_gives_the_same_bits(name):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((29, 31)) * 10
+    if name.startswith("log"):
+        x = np.abs(x)
+    fn = _cy(name)
+    base = fn(x)
+    assert np.array_equal(fn(np.asfortranarray(x)), base)
+    for k in range(1, 12):
+        assert np.array_equal(fn(x.ravel()[1:k + 1]), base.ravel()[1:k + 1])
+    for v, b in zip(x.ravel()[:20], base.ravel()[:20]):
+        assert np.asarray(fn(np.float64(v))).view(np.uint64) == np.float64(b).view(np.uint64)
+    assert np.array_equal(ggml_cy.evaluate(f"{name}(a)", a=x), base)
+
+
+def test_bad_inputs_raise_cleanly():
+    for name in ("erf", "log2", "expm1", "gelu_erf"):
+        fn = _cy(name)
+        with pytest.raises((TypeError, ValueError)):
+            fn("not a number")
+        with pytest.raises((TypeError, ValueError)):
+            fn(np.ones(3), out=np.empty(4))

@@ -178,6 +178,9 @@ OPS = (
     _math("EXPM1", "expm1", F, numpy="expm1", builder="expm1", doc="e ** x - 1"),
     _math("LOG", "log", F, numpy="log", builder="log", doc="the natural logarithm"),
     _math("LOG1P", "log1p", F, numpy="log1p", builder="log1p", doc="log(1 + x)"),
+    # issue 14 (math2): log2 and erf
+    _math("LOG2", "log2", F, numpy="log2", builder="log2", cuda=False,
+          doc="the base-2 logarithm"),
     _math("SIN", "sin", F, numpy="sin", builder="sin", doc="the sine"),
     _math("COS", "cos", F, numpy="cos", builder="cos", doc="the cosine"),
     _math("TANH", "tanh", F, numpy="tanh", builder="tanh", doc="the hyperbolic tangent"),
@@ -201,13 +204,15 @@ OPS = (
     _activation("SILU", "silu", heavy=True, evaluate="silu", doc="x * sigmoid(x)"),
     _activation("GELU", "gelu", heavy=True, evaluate="gelu",
                 doc="GELU, tanh approximation (ggml_gelu)"),
-    _activation("GELU_ERF", "gelu_erf", heavy=True,
+    _activation("GELU_ERF", "gelu_erf", heavy=True, evaluate="gelu_erf",
                 doc="GELU, exact erf form: 0.5 x (1 + erf(x / sqrt 2))"),
-    _activation("GELU_QUICK", "gelu_quick", heavy=True, doc="x * sigmoid(1.702 x)"),
+    _activation("GELU_QUICK", "gelu_quick", heavy=True, evaluate="gelu_quick", doc="x * sigmoid(1.702 x)"),
     _activation("HARDSWISH", "hardswish", doc="x * min(1, max(0, (x + 3) / 6))"),
     _activation("HARDSIGMOID", "hardsigmoid", doc="min(1, max(0, (x + 3) / 6))"),
     _activation("SOFTPLUS", "softplus", heavy=True, evaluate="softplus",
                 doc="log(1 + exp(x))"),
+    _activation("ERF", "erf", heavy=True, evaluate="erf", cuda=False,
+                doc="the error function 2/sqrt(pi) * integral of exp(-t^2) from 0 to x"),
     _activation("STEP", "step", cuda=F + I, doc="1 if x > 0 else 0"),
     op("CLAMP", "unary", "clamp", F + I, params=2, numpy="clip", eager=("clip", "clamp"),
        style="custom", builder="clamp", bstyle="custom", cuda=F,
@@ -273,7 +278,15 @@ OPS = (
 # run the vectorized functions of cpu/csrc/simd_math.h (sm_row_<formula>_<type>); their
 # scalar kern_<formula>_<type> is the same code on one element, so every layout agrees.
 SIMD_ROWS = frozenset([("exp", "f32"), ("log", "f32"), ("sin", "f32"), ("cos", "f32"),
-                       ("tanh", "f32"), ("sigmoid", "f32"), ("silu", "f32")])
+                       ("tanh", "f32"), ("sigmoid", "f32"), ("silu", "f32"),
+                       # math2: the rest of issue 14's list
+                       ("expm1", "f32"), ("log1p", "f32"), ("log2", "f32"), ("erf", "f32"),
+                       ("gelu", "f32"), ("gelu_erf", "f32"), ("gelu_quick", "f32"),
+                       ("softplus", "f32"),
+                       # float64 (csrc/simd_math_f64.h)
+                       ("exp", "f64"), ("expm1", "f64"), ("log", "f64"), ("log1p", "f64"),
+                       ("log2", "f64"), ("sin", "f64"), ("cos", "f64"), ("tanh", "f64"),
+                       ("sigmoid", "f64"), ("silu", "f64")])
 # --- end issue 14 (math)
 
 BY_NAME = {o.name: o for o in OPS}

@@ -25,7 +25,7 @@ Two typing rules, one grammar:
 
 Values are computed with ggml_cy's multithreaded numpy-exact eager functions where they
 exist (arithmetic, comparisons, logical ops, exp/log/sqrt/sin/cos/tanh, rounding...) and
-numpy's ufuncs elsewhere (tan, arc*, sinh/cosh, log10/log2, arctan2, hypot, complex
+numpy's ufuncs elsewhere (tan, arc*, sinh/cosh, log10, arctan2, hypot, complex
 math); a whole expression of one float kind made of the fused executor's operations runs
 as one fused pass (``evaluate``'s path). Parsing uses ``ast`` (never ``eval``).
 """
@@ -306,7 +306,7 @@ _CALLFN = {
     "fmod": _u.fmod, "arctan2": np.arctan2, "hypot": np.hypot,
     "nextafter": np.nextafter, "copysign": np.copysign, "maximum": _u.maximum,
     "minimum": _u.minimum, "log": _u.log, "log1p": _u.log1p, "log10": np.log10,
-    "log2": np.log2, "exp": _u.exp, "expm1": _u.expm1, "abs": _u.absolute,
+    "log2": _u.log2, "exp": _u.exp, "expm1": _u.expm1, "abs": _u.absolute,
     "ceil": _u.ceil, "floor": _u.floor, "round": _round, "trunc": _u.trunc,
     "sign": _u.sign, "real": np.real, "imag": np.imag, "complex": _complex,
     "conj": np.conj, "real_attr": np.real, "imag_attr": np.imag, "isnan": np.isnan, "isfinite": np.isfinite, "isinf": np.isinf,
@@ -660,7 +660,7 @@ def _as_kind(v, kind):
 # spelling evaluate.py parses
 _FUSED_BIN = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
               "mod": "%"}
-_FUSED_CALL = {"sqrt", "sin", "cos", "tanh", "exp", "expm1", "log", "log1p", "abs",
+_FUSED_CALL = {"sqrt", "sin", "cos", "tanh", "exp", "expm1", "log", "log1p", "log2", "abs",
                "ceil", "floor", "trunc", "sign", "maximum", "minimum", "fmod"}
 
 

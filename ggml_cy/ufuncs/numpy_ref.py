@@ -91,6 +91,13 @@ def gelu_erf(a):
 
 
 @_unary
+def erf(a):
+    """the error function (math.erf per element)"""
+    f = np.vectorize(math.erf, otypes=[np.float64])
+    return f(a).astype(a.dtype)
+
+
+@_unary
 def gelu_quick(a):
     """x * sigmoid(1.702 x)"""
     t = a.dtype.type

@@ -119,8 +119,6 @@ static inline T kern_sgn_##tn(T x) {                                            
 }                                                                                       \
 static inline T kern_sqr_##tn(T x) { return x * x; }                                    \
 static inline T kern_sqrt_##tn(T x) { return sqrt##SFX(x); }                            \
-static inline T kern_expm1_##tn(T x) { return expm1##SFX(x); }                          \
-static inline T kern_log1p_##tn(T x) { return log1p##SFX(x); }                          \
 static inline T kern_floor_##tn(T x) { return floor##SFX(x); }                          \
 static inline T kern_ceil_##tn(T x) { return ceil##SFX(x); }                            \
 static inline T kern_round_##tn(T x) { return rint##SFX(x); }                           \
@@ -151,17 +149,25 @@ static inline T kern_scale_##tn(T x, T s) { return x * s; }
 KERN_DEF_FLOAT(f32, float, f, 0x1p64f, FLT_MIN)
 KERN_DEF_FLOAT(f64, double, , 0x1p512, DBL_MIN)
 
-/* exp, log, sin, cos: float64 from the C library (float64 exp matches numpy to 0 ulp);
- * float32 from the vectorized functions of simd_math.h, one element at a time (the rows
- * call the vector code directly: same bits) */
-static inline double kern_exp_f64(double x) { return exp(x); }
-static inline double kern_log_f64(double x) { return log(x); }
-static inline double kern_sin_f64(double x) { return sin(x); }
-static inline double kern_cos_f64(double x) { return cos(x); }
+/* exp, expm1, log, log1p, log2, sin, cos (and tanh, sigmoid, silu below): float32 and
+ * float64 from the vectorized functions of simd_math.h, one element at a time (the rows call
+ * the vector code directly: same bits); erf float64: the C library */
+static inline double kern_exp_f64(double x) { return sm_one_exp_f64(x); }
+static inline double kern_log_f64(double x) { return sm_one_log_f64(x); }
+static inline double kern_sin_f64(double x) { return sm_one_sin_f64(x); }
+static inline double kern_cos_f64(double x) { return sm_one_cos_f64(x); }
 static inline float kern_exp_f32(float x) { return sm_one_exp_f32(x); }
 static inline float kern_log_f32(float x) { return sm_one_log_f32(x); }
 static inline float kern_sin_f32(float x) { return sm_one_sin_f32(x); }
 static inline float kern_cos_f32(float x) { return sm_one_cos_f32(x); }
+static inline double kern_expm1_f64(double x) { return sm_one_expm1_f64(x); }
+static inline double kern_log1p_f64(double x) { return sm_one_log1p_f64(x); }
+static inline double kern_log2_f64(double x) { return sm_one_log2_f64(x); }
+static inline double kern_erf_f64(double x) { return erf(x); }
+static inline float kern_expm1_f32(float x) { return sm_one_expm1_f32(x); }
+static inline float kern_log1p_f32(float x) { return sm_one_log1p_f32(x); }
+static inline float kern_log2_f32(float x) { return sm_one_log2_f32(x); }
+static inline float kern_erf_f32(float x) { return (float)erf((double)x); }
 
 /* float16 maximum/minimum/fmax/fmin: numpy's half loops are scalar and keep the FIRST
  * operand on ties (maximum(+0, -0) = +0 in float16, -0 in float32/float64). Computed on
@@ -199,11 +205,15 @@ static inline T kern_softplus_##tn(T x) {                                       
 
 KERN_DEF_ACT(f32, float, double, )
 KERN_DEF_ACT(f64, double, long double, l)
+/* The float32 rows of gelu, gelu_erf, gelu_quick, softplus (and erf) run simd_math.h's
+ * vector code (optable.SIMD_ROWS; every layout goes through it); the scalar float32 forms
+ * above stay for the one-element callers of other modules (ops_norm.h's GLU rows), where
+ * a whole vector per element would cost more. Both are within 0.6 ulp of the exact value. */
 
 /* sigmoid, silu: float64 one precision up (long double); float32 from simd_math.h (double
  * lanes, rounded once) */
-static inline double kern_sigmoid_f64(double x) { return (double)(1.0L / (1.0L + expl(-(long double)x))); }
-static inline double kern_silu_f64(double x) { return (double)((long double)x / (1.0L + expl(-(long double)x))); }
+static inline double kern_sigmoid_f64(double x) { return sm_one_sigmoid_f64(x); }
+static inline double kern_silu_f64(double x) { return sm_one_silu_f64(x); }
 static inline float kern_sigmoid_f32(float x) { return sm_one_sigmoid_f32(x); }
 static inline float kern_silu_f32(float x) { return sm_one_silu_f32(x); }
 
@@ -212,7 +222,7 @@ static inline float kern_silu_f32(float x) { return sm_one_silu_f32(x); }
  * and rounding once gives (almost always) the correctly rounded value: within 1 ulp of
  * numpy (measured, .notes/kernels.md). */
 static inline float kern_tanh_f32(float x) { return sm_one_tanh_f32(x); }   /* simd_math.h */
-static inline double kern_tanh_f64(double x) { return (double)tanhl((long double)x); }
+static inline double kern_tanh_f64(double x) { return sm_one_tanh_f64(x); }
 
 /* ------------------------------------------------------------------ integers */
 /* UT: the unsigned type used for wrapping arithmetic (int for the narrow types, where C

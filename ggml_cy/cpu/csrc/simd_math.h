@@ -208,32 +208,6 @@ static inline sm_vf sm_logf(sm_vf x) {
     return sm_self(nan, x, r);
 }
 
-/* ------------------------------------------------------------------ tanh (float) */
-static inline sm_vf sm_tanhf(sm_vf x) {
-    sm_vi ix = (sm_vi)x, ia = ix & 0x7fffffff, n;
-    sm_vi small = ia < 0x3f666666;                      /* |x| < 0.9 */
-    sm_vf a = (sm_vf)ia;
-    sm_vf as = sm_self(small, a, sm_bcf(0.0f));
-    sm_vf z = as * as;
-    sm_vf P = 0x1.4b9d2ep-13f * z - 0x1.f979e4p-11f;
-    P = P * z + 0x1.a969b4p-9f;
-    P = P * z - 0x1.1d7e7cp-7f;
-    P = P * z + 0x1.65a9dcp-6f;
-    P = P * z - 0x1.ba0f68p-5f;
-    P = P * z + 0x1.1110d8p-3f;
-    P = P * z - 0x1.555554p-2f;
-    sm_vf ps = (as * z) * P + as;
-    /* |x| >= 0.9: 1 - 2/(e^2a + 1); a clamped to 9 (tanh = 1 in float beyond), NaN kept */
-    sm_vf ab = sm_self(small, sm_bcf(1.0f), a);
-    ab = sm_self((ia > 0x41100000) & (ia <= 0x7f800000), sm_bcf(9.0f), ab);
-    sm_vf p = sm_expf_parts(ab + ab, &n);
-    sm_vf e = (sm_vf)((sm_vi)p + (sm_vi)((sm_vu)n << 23));
-    sm_vf pb = 1.0f - 2.0f / (e + 1.0f);
-    sm_vf r = sm_self(small, ps, pb);
-    r = (sm_vf)((sm_vi)r | (ix & (int32_t)0x80000000));
-    return sm_self(ia > 0x7f800000, x, r);
-}
-
 /* ------------------------------------------------------------------ sigmoid, silu */
 /* Evaluated in double lanes (a float formula would stack the roundings of exp, 1 + e and
  * the division to over 2 ulp): e = e^-x with x clamped to [-200, 200] (float-accuracy
@@ -343,64 +317,8 @@ static inline sm_vf sm_siluf(sm_vf x) { return sm_sigsiluf(x, 1); }
 static inline sm_vfh sm_sigmoidf_h(sm_vfh x) { return sm_sigsilu_h(x, 0); }
 static inline sm_vfh sm_siluf_h(sm_vfh x) { return sm_sigsilu_h(x, 1); }
 
-/* ------------------------------------------------------------------ sin, cos (double) */
-#define SM_PIO2_1 0x1.921fb544p+0             /* pi/2, first 33 bits */
-#define SM_PIO2_1T 0x1.0b4611a626331p-34      /* pi/2 - SM_PIO2_1 */
-#define SM_2_PI 0x1.45f306dc9c883p-1
-
-static inline sm_vd sm_sincos_d(sm_vd x, int cosine) {
-    sm_vd t = x * SM_2_PI + SM_MAGICD;
-    sm_vd fn = t - SM_MAGICD;
-    sm_vd magic = {0};
-    magic += SM_MAGICD;
-    sm_vl q = (sm_vl)t - (sm_vl)magic + cosine;
-    sm_vd r = x - fn * SM_PIO2_1;
-    r = r - fn * SM_PIO2_1T;
-    sm_vd z = r * r;
-    sm_vd s = 0x1.6cce0cp-19 * z - 0x1.a00f6cp-13;      /* relative error 4e-9 */
-    s = s * z + 0x1.111108p-7;
-    s = s * z - 0x1.555556p-3;
-    s = (r * z) * s + r;
-    sm_vd c = -0x1.241904p-22 * z + 0x1.a010c0p-16;      /* 7e-10 */
-    c = c * z - 0x1.6c16b8p-10;
-    c = c * z + 0x1.555556p-5;
-    c = (z * z) * c + (1.0 - 0.5 * z);
-    sm_vd v = sm_seld((q & 1) != 0, c, s);
-    return (sm_vd)((sm_vul)v ^ ((sm_vul)(q & 2) << 62));
-}
-
-/* the lanes with |x| >= 2^17, inf or NaN: the C library in double (kept out of line so
- * that the vector loop does not save its registers around a call) */
-__attribute__((noinline, cold)) static void sm_sincos_big(const sm_vfh * xf, sm_vfh * r,
-                                                          int cosine) {
-    for (int k = 0; k < SM_ND; k++) {
-        float v = (*xf)[k];
-        uint32_t b;
-        memcpy(&b, &v, 4);
-        if ((b & 0x7fffffffu) >= 0x48000000u)
-            (*r)[k] = (float)(cosine ? cos((double)v) : sin((double)v));
-    }
-}
-
-static inline sm_vfh sm_sincosf_h(sm_vfh xf, int cosine) {
-    sm_vih ia = (sm_vih)xf & 0x7fffffff;
-    sm_vih big = ia >= 0x48000000;                       /* |x| >= 2^17, inf, NaN */
-    sm_vd x = __builtin_convertvector(xf, sm_vd);
-    sm_vl bigl = __builtin_convertvector(big, sm_vl);
-    int any_big = sm_anyl(bigl);
-    if (any_big) x = sm_seld(bigl, (sm_vd){0}, x);
-    sm_vfh r = __builtin_convertvector(sm_sincos_d(x, cosine), sm_vfh);
-    if (!cosine) {                    /* sin x = x below 2^-12 (in float): keeps -0's sign */
-        sm_vih tiny = ia < 0x39800000;
-        r = (sm_vfh)(((sm_vih)xf & tiny) | ((sm_vih)r & ~tiny));
-    }
-    if (__builtin_expect(any_big, 0))
-        sm_sincos_big(&xf, &r, cosine);
-    return r;
-}
-
-static inline sm_vfh sm_sinf_h(sm_vfh x) { return sm_sincosf_h(x, 0); }
-static inline sm_vfh sm_cosf_h(sm_vfh x) { return sm_sincosf_h(x, 1); }
+#include "simd_math_more.h"
+#include "simd_math_f64.h"
 
 /* ------------------------------------------------------------------ rows */
 /* Contiguous rows of any alignment (memcpy loads/stores); the tail is computed in a block
@@ -460,5 +378,13 @@ SM_ROW_F32H(silu, sm_siluf_h)
 #endif
 SM_ROW_F32H(sin, sm_sinf_h)
 SM_ROW_F32H(cos, sm_cosf_h)
+SM_ROW_F32(expm1, sm_expm1f)
+SM_ROW_F32(log1p, sm_log1pf)
+SM_ROW_F32(log2, sm_log2f)
+SM_ROW_F32H(erf, sm_erff_h)
+SM_ROW_F32H(gelu, sm_geluf_h)
+SM_ROW_F32H(gelu_erf, sm_gelu_erff_h)
+SM_ROW_F32H(gelu_quick, sm_gelu_quickf_h)
+SM_ROW_F32H(softplus, sm_softplusf_h)
 
 #endif

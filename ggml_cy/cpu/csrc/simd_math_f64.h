@@ -1,0 +1,343 @@
+/* ggml_cy SIMD math functions, float64 (issue 14 item 2), included by simd_math.h after
+ * simd_math_more.h. Double lanes (8 with AVX-512, 4 with AVX2, 2 with SSE), the same
+ * range reductions as the float32 code carried to double precision, Taylor polynomials
+ * long enough that truncation is far below an ulp:
+ *   exp    x = n ln2 + r (ln2 in two parts, the rounding of r carried as c), e^r - 1 to
+ *          r^13/13!, 2^n put in by two exact multiplications (one rounding);
+ *   expm1  the same e^r - 1, then 2^n em + (2^n - 1); x > 700: exp; x < -40: -1;
+ *   log    log1p/log2: the float32 code's split (s = f / (2 + f), R(s^2) to s^20);
+ *   sin/cos x = n pi + r with pi in 33 + 33 + 53 bits (r and its rounding error kept by a
+ *          two-sum), sin r to r^21; |x| >= 2^20 (and inf, NaN) through the C library;
+ *   tanh   em / (em + 2), em = expm1(2|x|);
+ *   sigmoid, silu  1 / (1 + e) with 1 + e's rounding error corrected, e = e^-|x|.
+ * Accuracy is measured against mpmath by tests/test_simd_math.py (README "Math
+ * functions"). */
+#ifndef GGML_CY_SIMD_MATH_F64_H
+#define GGML_CY_SIMD_MATH_F64_H
+
+#define SM_SIGN64 ((int64_t)0x8000000000000000ULL)
+
+/* v 2^n for n in [-2000, 2000], one rounding */
+static inline sm_vd sm_ldexp_d(sm_vd v, sm_vl n) {
+    sm_vl n1 = n >> 1;
+    return (v * (sm_vd)((n1 + 1023) << 52)) * (sm_vd)((n - n1 + 1023) << 52);
+}
+
+#if defined(__FMA__)
+static inline sm_vd sm_fmsd(sm_vd a, sm_vd b, sm_vd c) {          /* a*b - c, one rounding */
+#if SM_VB == 64
+    return (sm_vd)_mm512_fmsub_pd((__m512d)a, (__m512d)b, (__m512d)c);
+#elif SM_VB == 32
+    return (sm_vd)_mm256_fmsub_pd((__m256d)a, (__m256d)b, (__m256d)c);
+#else
+    return (sm_vd)_mm_fmsub_pd((__m128d)a, (__m128d)b, (__m128d)c);
+#endif
+}
+#endif
+
+/* ------------------------------------------------------------------ exp, expm1 */
+static inline sm_vd sm_exp_d(sm_vd x) {
+    sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL, n;
+    /* |x| <= 708: no overflow, no subnormal */
+    if (!sm_anyl(ia > 0x4086200000000000LL)) {           /* |x| > 708 */
+        sm_vd em = sm_expm1_core_d(x, (sm_vd){0}, &n);
+        return (sm_vd)((sm_vl)(1.0 + em) + (n << 52));
+    }
+    sm_vl nan = ia > 0x7ff0000000000000LL, inf = ia == 0x7ff0000000000000LL;
+    sm_vd xc = sm_seld(nan | inf, sm_bcd(0.0), x);      /* no NaN in the compares below */
+    xc = sm_seld((sm_vl)(xc > 710.0), sm_bcd(710.0), xc);
+    xc = sm_seld((sm_vl)(xc < -746.0), sm_bcd(-746.0), xc);
+    sm_vd em = sm_expm1_core_d(xc, (sm_vd){0}, &n);
+    sm_vd r = sm_exp_scale_d(em, n);                    /* overflow / underflow raised here */
+    r = sm_seld(inf, sm_seld(ix > 0, sm_bcd(INFINITY), sm_bcd(0.0)), r);
+    return sm_seld(nan, x, r);
+}
+
+/* e^x - 1 ~ hi + *lo, x in [-40, 700] */
+static inline sm_vd sm_expm1_d_core2(sm_vd x, sm_vd * lo) {
+    sm_vl n;
+    sm_vd eml;
+    sm_vd em = sm_expm1_core2_d(x, &n, &eml);
+    sm_vd s = (sm_vd)((n + 1023) << 52);
+    sm_vd P = s * em, Q = s - 1.0;                       /* both exact (n <= 53) */
+    sm_vd hi = P + Q;                                    /* two-sum */
+    sm_vd bb = hi - P;
+    sm_vd err = (P - (hi - bb)) + (Q - bb);
+    sm_vl tiny = ((sm_vl)x & 0x7fffffffffffffffLL) < 0x3c90000000000000LL;   /* 2^-54 */
+    err = err + ((s - Q) - 1.0);                         /* Q's rounding (n > 53) */
+    *lo = sm_seld(tiny, sm_bcd(0.0), err + s * eml);
+    return sm_seld(tiny, x, hi);
+}
+static inline sm_vd sm_expm1_d_core(sm_vd x) {
+    sm_vd lo;
+    sm_vd hi = sm_expm1_d_core2(x, &lo);
+    sm_vl tiny = ((sm_vl)x & 0x7fffffffffffffffLL) < 0x3c90000000000000LL;
+    return sm_seld(tiny, x, hi + lo);
+}
+static inline sm_vd sm_expm1_d(sm_vd x) {
+    sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
+    /* x > 700, x < -40, inf, NaN (integer compares: no "invalid" from a NaN) */
+    sm_vl spec = (ix > 0x4085e00000000000LL) | ((ix < 0) & (ia > 0x4044000000000000LL))
+                 | (ia >= 0x7ff0000000000000LL);
+    if (!sm_anyl(spec)) return sm_expm1_d_core(x);
+    sm_vd r = sm_expm1_d_core(sm_seld(spec, sm_bcd(0.0), x));
+    sm_vl big = spec & (ix > 0);
+    r = sm_seld(big, sm_exp_d(sm_seld(big, x, sm_bcd(0.0))), r);  /* inf, NaN, overflow */
+    r = sm_seld(spec & (ix < 0), sm_bcd(-1.0), r);
+    return sm_seld(ia > 0x7ff0000000000000LL, x, r);
+}
+
+/* ------------------------------------------------------------------ log, log1p, log2 */
+static inline sm_vd sm_log_R_d(sm_vd z) {                /* R(z) = z (2/3 + 2/5 z + ...) */
+    sm_vd R = 0x1.8618618618618p-4 * z + 0x1.af286bca1af28p-4;
+    R = R * z + 0x1.e1e1e1e1e1e1ep-4;
+    R = R * z + 0x1.1111111111111p-3;
+    R = R * z + 0x1.3b13b13b13b14p-3;
+    R = R * z + 0x1.745d1745d1746p-3;
+    R = R * z + 0x1.c71c71c71c71cp-3;
+    R = R * z + 0x1.2492492492492p-2;
+    R = R * z + 0x1.999999999999ap-2;
+    R = R * z + 0x1.5555555555555p-1;
+    return R * z;
+}
+#define SM_LOG_LN2HI 0x1.62e42fee00000p-1
+#define SM_LOG_LN2LO 0x1.a39ef35793c76p-33
+/* log(1 + f) + k ln2, f in [sqrt(1/2) - 1, sqrt 2 - 1] */
+static inline sm_vd sm_log1p_kern_d(sm_vd f, sm_vd dk) {
+    sm_vd s = f / (2.0 + f);
+    sm_vd R = sm_log_R_d(s * s);
+    sm_vd hfsq = 0.5 * f * f;
+    return dk * SM_LOG_LN2HI - ((hfsq - (s * (hfsq + R) + dk * SM_LOG_LN2LO)) - f);
+}
+static inline sm_vd sm_logd_core(sm_vd x, sm_vl kadd, int base2) {
+    sm_vl ix = (sm_vl)x;
+    sm_vl k = (ix - 0x3fe6a09e667f3bcdLL) >> 52;
+    sm_vd f = (sm_vd)(ix - (k << 52)) - 1.0;
+    sm_vd dk = __builtin_convertvector(k + kadd, sm_vd);
+    if (!base2) return sm_log1p_kern_d(f, dk);
+    sm_vd s = f / (2.0 + f);
+    sm_vd R = sm_log_R_d(s * s);
+    sm_vd hfsq = 0.5 * f * f;
+    sm_vd hi = (sm_vd)((sm_vl)(f - hfsq) & (int64_t)0xffffffff00000000ULL);
+    sm_vd lo = (f - hi) - hfsq + s * (hfsq + R);
+    sm_vd vhi = hi * 0x1.71547p+0;
+    sm_vd vlo = (lo + hi) * 0x1.94ae0bf85ddf4p-22 + lo * 0x1.71547p+0;
+    sm_vd w = dk + vhi;
+    vlo = vlo + ((dk - w) + vhi);
+    return vlo + w;
+}
+static inline sm_vd sm_logd_any(sm_vd x, int base2) {
+    sm_vl ix = (sm_vl)x;
+    /* special: negative, zero, subnormal, inf, NaN */
+    if (!sm_anyl(SM_UGTL(ix - 0x0010000000000000LL,
+                         0x7ff0000000000000LL - 0x0010000000000000LL - 1)))
+        return sm_logd_core(x, sm_bcl(0), base2);
+    sm_vl ia = ix & 0x7fffffffffffffffLL;
+    sm_vl zero = ia == 0, nan = ia > 0x7ff0000000000000LL, pinf = ix == 0x7ff0000000000000LL;
+    sm_vl neg = (ix < 0) & ~zero & ~nan;
+    sm_vl sub = (ix > 0) & (ix < 0x0010000000000000LL);
+    sm_vd xs = sm_seld(sub, sm_seld(sub, x, sm_bcd(0.0)) * 0x1p54, x);
+    xs = sm_seld(zero | nan | pinf | neg, sm_bcd(1.0), xs);
+    sm_vd r = sm_logd_core(xs, sub & -54, base2);
+    if (sm_anyl(zero)) {
+        sm_vd dz = -1.0 / sm_seld(zero, sm_bcd(0.0), sm_bcd(1.0));
+        r = sm_seld(zero, dz, r);
+    }
+    if (sm_anyl(neg)) {
+        sm_vd q = sm_seld(neg, sm_bcd(INFINITY), sm_bcd(0.0));
+        r = sm_seld(neg, q - q, r);
+    }
+    r = sm_seld(pinf, x, r);
+    return sm_seld(nan, x, r);
+}
+static inline sm_vd sm_log_d(sm_vd x) { return sm_logd_any(x, 0); }
+static inline sm_vd sm_log2_d(sm_vd x) { return sm_logd_any(x, 1); }
+
+static inline sm_vd sm_log1p_d(sm_vd x) {
+    sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
+    sm_vl spec = (ia >= 0x7ff0000000000000LL) | ((ix < 0) & (ia >= 0x3ff0000000000000LL));
+    sm_vd xs = x;
+    int any_spec = sm_anyl(spec);
+    if (any_spec) xs = sm_seld(spec, sm_bcd(0.0), x);
+    sm_vd u = 1.0 + xs;
+    sm_vl iu = (sm_vl)u;
+    sm_vl k = (iu - 0x3fe6a09e667f3bcdLL) >> 52;
+    sm_vd f = (sm_vd)(iu - (k << 52)) - 1.0;
+    sm_vl big = k > 1000;
+    sm_vl ks = (big & 1000) | (~big & k);
+    sm_vd c = xs - (u - 1.0);
+    f = f + c * (sm_vd)((1023 - ks) << 52);
+    sm_vd r = sm_log1p_kern_d(f, __builtin_convertvector(k, sm_vd));
+    r = sm_seld(ia < 0x3c90000000000000LL, x, r);        /* |x| < 2^-54: x */
+    if (__builtin_expect(any_spec, 0)) {
+        sm_vl m1 = ix == (int64_t)0xbff0000000000000ULL, nan = ia > 0x7ff0000000000000LL;
+        sm_vl lt = spec & (ix < 0) & ~m1 & ~nan;
+        if (sm_anyl(m1)) {
+            sm_vd dz = -1.0 / sm_seld(m1, sm_bcd(0.0), sm_bcd(1.0));
+            r = sm_seld(m1, dz, r);
+        }
+        if (sm_anyl(lt)) {
+            sm_vd q = sm_seld(lt, sm_bcd(INFINITY), sm_bcd(0.0));
+            r = sm_seld(lt, q - q, r);
+        }
+        r = sm_seld(ix == 0x7ff0000000000000LL, x, r);
+        r = sm_seld(nan, x, r);
+    }
+    return r;
+}
+
+/* ------------------------------------------------------------------ sin, cos */
+#define SM_DPI_1 0x1.921fb54400000p+1
+#define SM_DPI_2 0x1.0b4611a600000p-33
+#define SM_DPI_3 0x1.3198a2e037073p-68
+
+__attribute__((noinline, cold)) static void sm_sincos_big_d(const sm_vd * x, sm_vd * r,
+                                                            int cosine) {
+    for (int k = 0; k < SM_ND; k++) {
+        double v = (*x)[k];
+        if (!isless(fabs(v), 0x1p20)) (*r)[k] = cosine ? cos(v) : sin(v);
+    }
+}
+static inline sm_vd sm_sincos_d(sm_vd x, int cosine) {
+    sm_vl big = (sm_vl)((sm_vul)((sm_vl)x & 0x7fffffffffffffffLL) >= 0x4130000000000000ULL);
+    int any_big = sm_anyl(big);
+    sm_vd xs = any_big ? sm_seld(big, sm_bcd(0.0), x) : x;
+    /* x = n pi/2 + r, |r| <= pi/4 (pi/2 = the halves of the three pi parts) */
+    sm_vd t = xs * (2 * SM_1_PI) + SM_MAGICD;
+    sm_vd fn = t - SM_MAGICD;
+    sm_vl q = (sm_vl)t - (sm_vl)sm_bcd(SM_MAGICD) + cosine;
+    sm_vd r1 = xs - fn * (0.5 * SM_DPI_1);               /* exact */
+    sm_vd w = fn * (0.5 * SM_DPI_2);                     /* exact */
+    sm_vd r2 = r1 - w;                                   /* two-sum: r2 + e = r1 - w */
+    sm_vd bb = r2 - r1;
+    sm_vd e = (r1 - (r2 - bb)) - (w + bb);
+    e = e - fn * (0.5 * SM_DPI_3);
+    sm_vd r = r2 + e;
+    sm_vd rl = (r2 - r) + e;
+    sm_vd z = r * r;
+    /* sin r = r + r z S(z) (Taylor to r^17), cos r = 1 - z/2 + z^2 C(z) (to r^18) */
+    sm_vd S = 0x1.952c77030ad4ap-49 * z - 0x1.ae7f3e733b81fp-41;
+    S = S * z + 0x1.6124613a86d09p-33;
+    S = S * z - 0x1.ae64567f544e4p-26;
+    S = S * z + 0x1.71de3a556c734p-19;
+    S = S * z - 0x1.a01a01a01a01ap-13;
+    S = S * z + 0x1.1111111111111p-7;
+    S = S * z - 0x1.5555555555555p-3;
+    sm_vd sn = r + ((r * z) * S + rl * (1.0 - 0.5 * z));
+    sm_vd C = -0x1.6827863b97d97p-53 * z + 0x1.ae7f3e733b81fp-45;
+    C = C * z - 0x1.93974a8c07c9dp-37;
+    C = C * z + 0x1.1eed8eff8d898p-29;
+    C = C * z - 0x1.27e4fb7789f5cp-22;
+    C = C * z + 0x1.a01a01a01a01ap-16;
+    C = C * z - 0x1.6c16c16c16c17p-10;
+    C = C * z + 0x1.5555555555555p-5;
+    sm_vd hz = 0.5 * z;
+    sm_vd wc = 1.0 - hz;
+    sm_vd cs = wc + (((1.0 - wc) - hz) + ((z * z) * C - r * rl));
+    sm_vd v = sm_seld((q & 1) != 0, cs, sn);
+    v = (sm_vd)((sm_vul)v ^ ((sm_vul)(q & 2) << 62));
+    if (!cosine)                      /* sin x = x below 2^-27: keeps -0's sign */
+        v = sm_seld(((sm_vl)x & 0x7fffffffffffffffLL) < 0x3e40000000000000LL, x, v);
+    if (__builtin_expect(any_big, 0)) sm_sincos_big_d(&x, &v, cosine);
+    return v;
+}
+static inline sm_vd sm_sin_d(sm_vd x) { return sm_sincos_d(x, 0); }
+static inline sm_vd sm_cos_d(sm_vd x) { return sm_sincos_d(x, 1); }
+
+/* ------------------------------------------------------------------ tanh */
+static inline sm_vd sm_tanh_d(sm_vd x) {
+    sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
+    sm_vd a = (sm_vd)sm_seld(ia > 0x4034000000000000LL, sm_bcd(20.0), (sm_vd)ia);  /* NaN -> 20 */
+#if defined(__FMA__)
+    sm_vd el;
+    sm_vd em = sm_expm1_d_core2(a + a, &el);
+    /* tanh = em / d (|x| < 0.55) or 1 - 2 / d, d + dl = em + 2 + el; the quotient
+     * corrected by its exact residual, 1 / d = (1 - q) / 2 resp. q / 2 */
+    sm_vd d = em + 2.0;
+    sm_vd bb = d - em;
+    sm_vd dl = ((em - (d - bb)) + (2.0 - bb)) + el;
+    sm_vl small = ia < 0x3fe199999999999aLL;                  /* |x| < 0.55 */
+    sm_vd N = sm_seld(small, em, sm_bcd(2.0));
+    sm_vd q = N / d;
+    sm_vd rr = -sm_fmsd(q, d, N);
+    q = q + ((rr + sm_seld(small, el, sm_bcd(0.0))) - q * dl)
+            * sm_seld(small, 0.5 - 0.5 * q, 0.5 * q);
+    sm_vd r = sm_seld(small, q, 1.0 - q);
+#else
+    sm_vd em = sm_expm1_d_core(a + a);
+    sm_vd r = em / (em + 2.0);
+#endif
+    r = (sm_vd)((sm_vl)r | (ix & SM_SIGN64));
+    return sm_seld(ia > 0x7ff0000000000000LL, x, r);
+}
+
+/* ------------------------------------------------------------------ sigmoid, silu */
+/* e = e^-|x| = 2^n (ph + pl) (unscaled, so subnormal results round once at the end),
+ * d + dl = 1 + e, the quotient corrected by its exact residual (FMA) */
+static inline sm_vd sm_sigsilu_d(sm_vd x, int silu) {
+    sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL, n;
+    sm_vl nan = ia > 0x7ff0000000000000LL;
+    sm_vl huge = ia > 0x4089000000000000LL;                  /* |x| > 800 (inf, NaN) */
+    sm_vd a = (sm_vd)sm_seld(huge, sm_bcd(800.0), (sm_vd)ia);
+    sm_vd eml;
+    sm_vd em = sm_expm1_core2_d(-a, &n, &eml);
+    sm_vd ph = 1.0 + em;
+    sm_vd pl = ((1.0 - ph) + em) + eml;
+    sm_vd e = sm_ldexp_d(ph, n);                          /* e^-|x|, maybe subnormal */
+    sm_vd d = 1.0 + e;
+    sm_vd dl = ((1.0 - d) + e) + sm_ldexp_d(pl, n);
+    sm_vd inv = 1.0 / d;
+    sm_vl neg = ix < 0;
+    sm_vd xs = silu ? sm_seld(ia > 0x7fefffffffffffffLL, sm_bcd(1.0), x) : sm_bcd(1.0);
+    /* numerator: x >= 0: xs; x < 0: xs (ph + pl) (times 2^n at the end) */
+    sm_vd nh = sm_seld(neg, xs * ph, xs);
+#if defined(__FMA__)
+    sm_vd nl = sm_seld(neg, sm_fmsd(xs, ph, nh) + xs * pl, sm_bcd(0.0));
+    sm_vd qh = nh * inv;
+    /* residual of nh / d, in the unscaled frame for x < 0 (d is near 1 there) */
+    sm_vd rr = -sm_fmsd(qh, d, nh);
+    sm_vd q = qh + ((rr + nl) - qh * dl) * inv;
+#else
+    sm_vd q = (nh + sm_seld(neg, xs * pl, sm_bcd(0.0))) * inv;
+#endif
+    sm_vd r = sm_seld(neg, sm_ldexp_d(q, n), q);
+    if (silu) {   /* x < -800: -0; -inf: -inf * 0 = NaN (x / (1 + e^-x)); +inf: inf */
+        r = sm_seld(huge, x * sm_seld(neg, sm_bcd(0.0), sm_bcd(1.0)), r);
+        r = sm_seld(ia < 0x3c00000000000000LL, 0.5 * x, r);      /* |x| < 2^-63: x / 2 */
+    }
+    return sm_seld(nan, x, r);
+}
+static inline sm_vd sm_sigmoid_d(sm_vd x) { return sm_sigsilu_d(x, 0); }
+static inline sm_vd sm_silu_d(sm_vd x) { return sm_sigsilu_d(x, 1); }
+
+/* ------------------------------------------------------------------ rows */
+#define SM_ROW_F64(name, fn)                                                              \
+static inline void sm_row_##name##_f64(const double * a, double * d, int64_t n) {       \
+    int64_t i = 0;                                                                      \
+    for (; i + SM_ND <= n; i += SM_ND) {                                                \
+        sm_vd v;                                                                        \
+        memcpy(&v, a + i, sizeof v);                                                    \
+        v = fn(v);                                                                      \
+        memcpy(d + i, &v, sizeof v);                                                    \
+    }                                                                                   \
+    if (i < n) {                                                                        \
+        sm_vd v = sm_bcd(1.0);                                                          \
+        memcpy(&v, a + i, (size_t)(n - i) * sizeof(double));                            \
+        v = fn(v);                                                                      \
+        memcpy(d + i, &v, (size_t)(n - i) * sizeof(double));                             \
+    }                                                                                   \
+}                                                                                       \
+static inline double sm_one_##name##_f64(double x) { return fn(sm_bcd(x))[0]; }
+
+SM_ROW_F64(exp, sm_exp_d)
+SM_ROW_F64(expm1, sm_expm1_d)
+SM_ROW_F64(log, sm_log_d)
+SM_ROW_F64(log1p, sm_log1p_d)
+SM_ROW_F64(log2, sm_log2_d)
+SM_ROW_F64(sin, sm_sin_d)
+SM_ROW_F64(cos, sm_cos_d)
+SM_ROW_F64(tanh, sm_tanh_d)
+SM_ROW_F64(sigmoid, sm_sigmoid_d)
+SM_ROW_F64(silu, sm_silu_d)
+
+#endif
