@@ -1,7 +1,6 @@
 """The last-level cache measured at import and the streaming-store rule built on it
 (issue 14 item 1): non-temporal stores only for calls whose data exceed the LLC."""
 import io
-import os
 import subprocess
 import sys
 
@@ -111,10 +110,10 @@ def test_llc_in_show_config():
 
 def test_env_override_reaches_the_kernels():
     code = "from ggml_cy.cpu import _kernels as K; print(K.llc_info()[0])"
-    env = dict(os.environ, GGML_CY_LLC_BYTES="3M")
+    from _child import ENV, HOME    # the ggml_cy under test, not an unbuilt source tree
+    env = dict(ENV, GGML_CY_LLC_BYTES="3M")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, check=True, cwd=os.path.dirname(os.path.dirname(
-                             os.path.abspath(__file__))))
+                         text=True, check=True, cwd=HOME)
     assert int(out.stdout.split()[-1]) == 3 << 20
 
 

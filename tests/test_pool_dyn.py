@@ -14,7 +14,10 @@ import numpy as np
 import ggml_cy
 from ggml_cy.cpu import _kernels
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the child imports the ggml_cy under test (in-place build or install), never an unbuilt
+# source tree in the current folder (CI runs pytest from the clone after `pip install .`)
+from _child import ENV, HOME  # noqa: E402
+TESTS = os.path.dirname(os.path.abspath(__file__))
 
 
 def _mixed_calls(seed, rounds, n_threads_choices=(1, 2, 3, 4, 8)):
@@ -72,10 +75,10 @@ def test_late_workers_are_not_waited_for_and_do_not_break_later_jobs():
         bad = t._mixed_calls(7, 25)
         print("BAD", bad)
         sys.exit(1 if bad else 0)
-    """ % (ROOT, os.path.join(ROOT, "tests")))
-    env = dict(os.environ, GGML_CY_SPINCOUNT="0")
+    """ % (HOME, TESTS))
+    env = dict(ENV, GGML_CY_SPINCOUNT="0")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=600, cwd=ROOT)
+                       timeout=600, cwd=HOME)
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
 
 
