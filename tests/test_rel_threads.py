@@ -123,6 +123,9 @@ def test_pool_many_python_threads_bitwise():
     b = np.linspace(3, -1, 400_000, dtype=np.float32)
     want = a * b + a
     errors = []
+    # earlier tests may have left up to 8 cached teams of any size; teams never shrink, and
+    # each team this test adds or grows holds one worker (n_threads=2)
+    before = _kernels._pool_cached_workers()
 
     def run():
         for _ in range(40):
@@ -137,4 +140,4 @@ def test_pool_many_python_threads_bitwise():
     for t in ts:
         t.join()
     assert not errors, errors[:3]
-    assert _kernels._pool_cached_workers() <= 8 * 3   # cached teams are bounded
+    assert _kernels._pool_cached_workers() <= before + 8   # at most 8 teams stay cached
