@@ -166,3 +166,80 @@ def test_barrier_before_overwriting_what_an_earlier_step_reads():
             np.testing.assert_allclose(p.numpy(ndim=2), x.astype(np.float64) @ a.T,
                                        rtol=1e-4, atol=1e-3)
             np.testing.assert_array_equal(tx.numpy(), y)
+
+
+# ---------------------------------------------------------------- work buffers
+def test_one_plan_from_many_threads_and_repeated_calls():
+    """A plan keeps its work buffer between computes (a decode step reruns one plan); a
+    compute that finds it in use by another thread gets a buffer of its own, and graphs
+    computed without a plan share the module's spare the same way. Every result exact."""
+    import threading
+    rng = np.random.default_rng(8)
+    k, m = 512, 256
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    x = rng.standard_normal((3, k)).astype(np.float32)
+    ctx = _ctx(a, x)
+    ta, tx = ctx.tensor_from(a.astype(np.float16)), ctx.tensor_from(x)
+    r = ctx.mul_mat(ta, tx)
+    g = ctx.new_graph()
+    g.build_forward_expand(r)
+    plan = g.plan(2)
+    assert plan.work_size > 0
+    g.compute(plan=plan)
+    want = r.numpy(ndim=2).copy()
+    errors = []
+
+    def with_plan():
+        for _ in range(30):
+            out = _mm_plain()          # a plan-less compute in between (the spare)
+            if not np.array_equal(out, want_plain):
+                errors.append("plain")
+
+    def _mm_plain():
+        return _mm(a, x, 2, "f16")
+
+    want_plain = _mm_plain()
+    ts = [threading.Thread(target=with_plan) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for _ in range(30):                # the shared plan, while the others run
+        g.compute(plan=plan)
+        if not np.array_equal(r.numpy(ndim=2), want):
+            errors.append("plan")
+    for t in ts:
+        t.join()
+    assert not errors, errors[:3]
+    np.testing.assert_array_equal(want, want_plain.reshape(want.shape))
+
+
+def test_shared_plan_in_two_threads_at_once():
+    # two threads compute graphs of the same shape through one plan object each, and one
+    # plan from two threads (the second gets its own work buffer): same bits
+    import threading
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((128, 256)).astype(np.float32)
+    x = rng.standard_normal((2, 256)).astype(np.float32)
+    ctx = _ctx(a, x)
+    ta, tx = ctx.tensor_from(a.astype(np.float16)), ctx.tensor_from(x)
+    r = ctx.mul_mat(ta, tx)
+    g = ctx.new_graph()
+    g.build_forward_expand(r)
+    plan = g.plan(1)
+    g.compute(plan=plan)
+    want = r.numpy(ndim=2).copy()
+    barrier = threading.Barrier(2)
+    errors = []
+
+    def run():
+        barrier.wait()
+        for _ in range(50):
+            g.compute(plan=plan)       # both write r: the same values
+        if not np.array_equal(r.numpy(ndim=2), want):
+            errors.append("mismatch")
+
+    ts = [threading.Thread(target=run) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors

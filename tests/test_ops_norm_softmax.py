@@ -436,6 +436,28 @@ def test_glu_strided_operands():
     check(r2.numpy(4), ref_glu("geglu", xa[..., 5:10], xa[..., :5]), T.F32)
 
 
+@pytest.mark.parametrize("t", [T.F32, T.F16], ids=str)
+@pytest.mark.parametrize("name,act", [("swiglu", "silu"), ("geglu", "gelu")])
+def test_glu_rows_are_the_eager_activation(name, act, t):
+    # the float32/float16 GLU rows run the activation's vector row function in chunks of
+    # 256: rows longer than a chunk and strided halves give act(x) * g with the eager
+    # ufunc's float32 activation, bit for bit (float16: computed in float32, rounded once)
+    rng = np.random.default_rng(12)
+    x = rand(rng, (2 * 700, 3, 1, 1), t, 4.0)
+    g = rand(rng, (700, 3, 1, 1), t, 2.0)
+    ctx = Context(1 << 23)
+    a, tg = ctx.tensor_from(x), ctx.tensor_from(g)
+    fused = getattr(ctx, name)(a)
+    hi = ctx.view_4d(a, 700, 3, 1, 1, a.nb[1], a.nb[2], a.nb[3], 700 * a.nb[0])  # strided rows
+    split = getattr(ctx, name + "_split")(hi, tg)
+    f32 = lambda v: v.astype(np.float32)
+    act_f = getattr(ggml_cy, act)
+    for r, want in ((fused, act_f(f32(x[..., :700])) * f32(x[..., 700:])),
+                    (split, act_f(f32(x[..., 700:])) * f32(g))):
+        run(ctx, r, 2)
+        np.testing.assert_array_equal(r.numpy(4), want.astype(NP[t]))
+
+
 # ------------------------------------------------------------------ bad arguments
 def test_bad_arguments():
     ctx = Context(1 << 20)

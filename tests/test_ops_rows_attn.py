@@ -283,7 +283,10 @@ def fa_case(rng, *, D=64, Dv=None, Nq=7, Nkv=19, H=4, Hk=2, B=1, kv_type=T.F16,
     dict(D=40, Nq=1, Nkv=37, H=6, Hk=1, B=2),       # MQA, one-token decode, batch 2
     dict(D=80, Dv=48, Nq=13, Nkv=13, H=3, Hk=3, B=1),
     dict(D=16, Nq=5, Nkv=1, H=2, Hk=2, B=3),
-], ids=["gqa", "mqa_decode", "dv_ne_dk", "one_key"])
+    # keys in several blocks of 64 (the kernel's FA_KB), the last one partial
+    dict(D=64, Nq=1, Nkv=200, H=12, Hk=4, B=1),     # a decode step, GQA 3:1
+    dict(D=32, Nq=9, Nkv=150, H=4, Hk=2, B=1),
+], ids=["gqa", "mqa_decode", "dv_ne_dk", "one_key", "decode_blocks", "prompt_blocks"])
 def test_flash_attn_shapes(shape, n_threads):
     rng = np.random.default_rng(sum(shape.values()) + n_threads)
     mask = "causal" if shape["Nkv"] >= shape["Nq"] else "random"
@@ -339,6 +342,30 @@ def test_flash_attn_fully_masked_row_is_zero():
     out = r.numpy(4)                                 # (B, Nq, H, Dv)
     np.testing.assert_allclose(out[0, 0, 0], np.arange(24).reshape(3, 8).mean(0), rtol=1e-6)
     assert not out[0, 1].any()
+
+
+@pytest.mark.parametrize("kv_type", [T.F16, T.F32])
+def test_flash_attn_masked_blocks_then_keys(kv_type):
+    # whole blocks of 64 keys masked for every row (skipped), then a block with live keys;
+    # a row with no live key at all gives zeros; huge and tiny scores stay finite
+    ctx = Context(16 << 20)
+    rng = np.random.default_rng(5)
+    D, Nkv = 32, 200
+    qv = rng.standard_normal((1, 2, 3, D)).astype(np.float32) * 4
+    kv = rng.standard_normal((1, 1, Nkv, D)).astype(np.float32)
+    vv = rng.standard_normal((1, 1, Nkv, D)).astype(np.float32)
+    m = np.full((1, 1, 3, Nkv), -np.inf, np.float16)
+    m[0, 0, 0, 130:135] = 0                  # row 0: keys of the third block only
+    m[0, 0, 1, 5] = 0                        # row 1: one key of the first block, one late
+    m[0, 0, 1, 199] = 0
+    r = ctx.flash_attn_ext(put(ctx, qv), put(ctx, kv, kv_type), put(ctx, vv, kv_type),
+                           put(ctx, m), 1.0, 0.0, 0.0)
+    run(ctx, r, 1)
+    got = r.numpy(4)
+    kref, vref = as_type_values(kv, kv_type), as_type_values(vv, kv_type)
+    want = fa_reference(qv.astype(np.float64), kref, vref, m.astype(np.float64), 1.0, 0.0, 0.0)
+    np.testing.assert_allclose(got[:, :2], want[:, :2], rtol=2e-5, atol=2e-6)
+    assert not got[0, 2].any()               # row 2: every key masked
 
 
 def test_flash_attn_prec():

@@ -165,6 +165,15 @@ cdef int64_t core_nbytes(const ggml_tensor * t) noexcept nogil
 # boundary), always NUL terminated.
 cdef void core_set_name(ggml_tensor * t, const char * name) noexcept nogil
 
+# A work buffer of n bytes for one compute call (the graph's, the eager mul_mat's): the
+# module's kept spare when it is free and n <= 64 MiB (returns 1), else a malloc (returns
+# 2); hand it back with scratch_give(that value, the buffer). Called with the GIL held (the
+# busy flag is set and cleared under it). Why: a fresh malloc of megabytes is a fresh mmap,
+# and every call then pays a page fault per 4 KiB touched (seen as clear_page in a decode
+# step's profile).
+cdef int scratch_take(size_t n, char ** out) except -1
+cdef void scratch_give(int src, char * p) noexcept
+
 # --- Python-facing wrappers (cdef classes, implemented in _core.pyx) ---------------------
 #
 # Lifetime rules: a Tensor holds a reference to its Context, and an array returned by

@@ -5,7 +5,7 @@
 from cpython.buffer cimport (PyObject_CheckBuffer, PyObject_GetBuffer, PyBuffer_Release,
                              PyBUF_WRITABLE, PyBUF_ANY_CONTIGUOUS)
 from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t, INT64_MAX, SIZE_MAX
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy, memset, strcmp
 
 cimport numpy as cnp
@@ -538,6 +538,41 @@ cdef _init_external(Context self, buf, int64_t size):
     self.ctx.mem_buffer = <void *>(addr + skip)
     self.ctx.mem_size = <size_t>size - skip if <size_t>size > skip else 0
     self.ctx.mem_buffer_owned = False
+
+
+cdef size_t _SCRATCH_MAX = 64 << 20
+cdef char * _scratch = NULL
+cdef size_t _scratch_size = 0
+cdef bint _scratch_busy = False
+
+
+cdef int scratch_take(size_t n, char ** out) except -1:
+    global _scratch, _scratch_size, _scratch_busy
+    if n == 0:
+        n = 1
+    if not _scratch_busy and n <= _SCRATCH_MAX:
+        if _scratch_size < n:
+            free(_scratch)
+            _scratch_size = 0
+            _scratch = <char *> malloc(n)
+            if _scratch == NULL:
+                raise MemoryError(f"work buffer of {n} bytes")
+            _scratch_size = n
+        _scratch_busy = True
+        out[0] = _scratch
+        return 1
+    out[0] = <char *> malloc(n)
+    if out[0] == NULL:
+        raise MemoryError(f"work buffer of {n} bytes")
+    return 2
+
+
+cdef void scratch_give(int src, char * p) noexcept:
+    global _scratch_busy
+    if src == 1:
+        _scratch_busy = False
+    else:
+        free(p)
 
 
 cdef class Context:

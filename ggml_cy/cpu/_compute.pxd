@@ -59,6 +59,13 @@ cdef int plan_compute(gplan * p, char * work) noexcept nogil
 cdef class Plan:
     cdef gplan * p
     cdef object keepalive       # the graph / context whose tensors the plan points at
+    # the work buffer of the last compute with this plan, kept for the next one (ggml's
+    # cplan.work_data): a decode step reruns one plan, and a fresh malloc of megabytes
+    # each time costs page faults on every call. work_busy: a compute holds it (set and
+    # cleared with the GIL held, so a second thread computing the same plan at the same
+    # time gets a buffer of its own)
+    cdef char * work_buf
+    cdef bint work_busy
 
 # Builds a Plan object (owning its gplan); keepalive is stored on it.
 cdef Plan make_plan(ggml_tensor ** nodes, int n_nodes, int n_threads, bint fuse,

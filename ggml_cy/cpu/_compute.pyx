@@ -970,6 +970,8 @@ cdef class Plan:
     def __dealloc__(self):
         plan_free(self.p)
         self.p = NULL
+        free(self.work_buf)
+        self.work_buf = NULL
 
     @property
     def n_threads(self):

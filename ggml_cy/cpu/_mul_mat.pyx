@@ -4,11 +4,11 @@
 # (ggml_cy/quants/compute.py, ggml_cy.mul_mat) validates types and shapes; this checks what
 # could corrupt memory.
 from libc.stdint cimport int64_t, uint16_t, uintptr_t
-from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
 from ggml_cy.core._core cimport ggml_tensor, GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16
 from ggml_cy.cpu._kernels cimport default_num_threads, pool_run
+from ggml_cy.core._core cimport scratch_take, scratch_give
 
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
@@ -68,16 +68,15 @@ cdef _run(ggml_tensor * ta, const float[:, :] b, float[:, ::1] out, n_threads):
     td.src[1] = &tb
     cdef int nth = clamp_threads(n_threads, M * N * (K if K > 0 else 1))
     cdef size_t per = (mm_work_floats_per_thread() + 15) // 16 * 16
-    cdef void * mem = malloc(per * 4 * <size_t> nth + 64)
-    if mem == NULL:
-        raise MemoryError("mul_mat work buffer")
+    cdef char * mem
+    cdef int src = scratch_take(per * 4 * <size_t> nth + 64, &mem)
     cdef mmf_job job
     job.dst = &td
     job.work = <float *> ((<uintptr_t> mem + 63) & ~(<uintptr_t> 63))
     job.per_thread = per
     with nogil:
         pool_run(mmf_task, &job, nth)
-    free(mem)
+    scratch_give(src, mem)
 
 
 def mul_mat_f32(const float[:, :] a not None, const float[:, :] b not None,

@@ -19,6 +19,7 @@ from ggml_cy.core._ops cimport GGML_OP_NONE
 from ggml_cy.cpu._kernels import op_names
 from ggml_cy.cpu._compute cimport Plan, make_plan, plan_compute, gplan, check_node
 from ggml_cy.cpu._kernels cimport KERN_INTERRUPTED, raise_interrupted
+from ggml_cy.core._core cimport scratch_take, scratch_give
 
 from ggml_cy.core._core import ContextMemoryError
 from ggml_cy.cpu import threads as _threads
@@ -429,20 +430,24 @@ cdef class Graph:
 
     def compute(self, n_threads=None, *, fuse=True, Plan plan=None):
         """ggml_graph_compute: run every node on n_threads threads (one parallel region,
-        a barrier between nodes, the GIL released throughout). The work buffer is
-        allocated for the call. Returns the graph."""
-        if plan is None:
+        a barrier between nodes, the GIL released throughout). Returns the graph.
+
+        The work buffer: with ``plan=`` given, the plan keeps it between calls (ggml's
+        cplan.work_data; it is freed with the plan), so a plan run again and again (a
+        decode step) allocates nothing; without, a buffer kept by the module is reused
+        (up to _SPARE_MAX bytes)."""
+        cdef bint fresh = plan is None
+        if fresh:
             plan = self.plan(n_threads, fuse=fuse)
         else:
             self._check_plan(plan)
         cdef size_t size = plan.p.work_size
-        cdef char * work = <char *> malloc(size if size > 0 else 1)
-        if work == NULL:
-            raise MemoryError(f"graph work buffer of {size} bytes")
+        cdef char * work
+        cdef int src = take_work(plan, fresh, size, &work)
         try:
             self._run(plan, work)
         finally:
-            free(work)
+            give_work(plan, src, work)
         return self
 
     def compute_with_ctx(self, Context ctx not None, n_threads=None, *, fuse=True):
@@ -483,6 +488,28 @@ cdef class Graph:
             raise RuntimeError("a CPU kernel refused a node of this graph (unsupported "
                                "op/type combination)")
         return 0
+
+
+# Work buffers (Graph.compute): 0 = the plan's own (kept with the plan); otherwise
+# _core's scratch (1: its kept spare, 2: a malloc for this call).
+cdef int take_work(Plan plan, bint fresh, size_t size, char ** out) except -1:
+    cdef size_t n = size if size > 0 else 1
+    if not fresh and not plan.work_busy:
+        if plan.work_buf == NULL:
+            plan.work_buf = <char *> malloc(n)
+            if plan.work_buf == NULL:
+                raise MemoryError(f"graph work buffer of {size} bytes")
+        plan.work_busy = True
+        out[0] = plan.work_buf
+        return 0
+    return scratch_take(n, out)
+
+
+cdef void give_work(Plan plan, int src, char * work) noexcept:
+    if src == 0:
+        plan.work_busy = False
+    else:
+        scratch_give(src, work)
 
 
 cdef void * realloc_or_die(void * p, size_t n) except NULL:

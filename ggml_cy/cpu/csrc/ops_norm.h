@@ -276,9 +276,17 @@ static int on_glu_row_##tn(int op, int64_t n, char * y, int64_t yb, const char *
     return 0;                                                                              \
 }
 
-ON_DEF_GLU(f32, float, ON_LD_F32, ON_ST_F32, f32)
 ON_DEF_GLU(f64, double, ON_LD_F64, ON_ST_F64, f64)
-ON_DEF_GLU(f16, float, ON_LD_F16, ON_ST_F16, f32)
+
+/* float32 and float16 rows: the activation runs simd_math.h's row functions over chunks
+ * (kern_silu_f32 computes a whole vector for its one element, 16x the work per element in
+ * the avx512 build); silu's row and one-element forms give the same bits (simd_math.h), and
+ * the gelu family's rows are the eager float32 gelu's. REGLU stays elementwise. */
+#define ON_GLU_CHUNK 256
+#define ON_DEF_GLU_SIMD(tn, LD, ST)                                                       static int on_glu_row_##tn(int op, int64_t n, char * y, int64_t yb, const char * x,                                  int64_t xb, const char * g, int64_t gb) {                           void (*row)(const float *, float *, int64_t);                                              switch (op) {                                                                              case ON_GLU_REGLU: { ON_GLU_LOOP(float, LD, ST, a > 0 ? a * b : 0.0f) return 0; }          case ON_GLU_GEGLU: row = sm_row_gelu_f32; break;                                           case ON_GLU_SWIGLU: row = sm_row_silu_f32; break;                                          case ON_GLU_GEGLU_ERF: row = sm_row_gelu_erf_f32; break;                                   case ON_GLU_GEGLU_QUICK: row = sm_row_gelu_quick_f32; break;                               default: return -1;                                                                        }                                                                                          float xa[ON_GLU_CHUNK], t[ON_GLU_CHUNK];                                                   for (int64_t i0 = 0; i0 < n; i0 += ON_GLU_CHUNK) {                                             const int64_t m = n - i0 < ON_GLU_CHUNK ? n - i0 : ON_GLU_CHUNK;                           for (int64_t j = 0; j < m; j++) xa[j] = LD(x + (i0 + j) * xb);                             row(xa, t, m);                                                                             for (int64_t j = 0; j < m; j++)                                                                ST(y + (i0 + j) * yb, t[j] * LD(g + (i0 + j) * gb));                               }                                                                                          return 0;                                                                              }
+
+ON_DEF_GLU_SIMD(f32, ON_LD_F32, ON_ST_F32)
+ON_DEF_GLU_SIMD(f16, ON_LD_F16, ON_ST_F16)
 
 static inline int on_glu_op_supported(int op) {
     return op == ON_GLU_REGLU || op == ON_GLU_GEGLU || op == ON_GLU_SWIGLU

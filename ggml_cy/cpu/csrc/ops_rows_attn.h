@@ -31,6 +31,7 @@
 #include "kernels_convert.h"
 #include "mul_mat_q.h"
 #include "quantize.h"
+#include "simd_math.h"
 
 /* ------------------------------------------------------------------ row conversions */
 
@@ -116,6 +117,7 @@ static inline int sr_compute(const ggml_tensor * dst, int ith, int nth, float * 
  * consecutive rows read the same k and v rows; a thread walks its share of rows in tiles of
  * up to FA_TILE rows with one k/v head, widening each k and v row to f32 once per tile. */
 #define FA_TILE 16
+#define FA_KB 64        /* keys per block */
 
 /* Floats of per-thread scratch: a k row, a v row, and per tile row its accumulator. */
 static inline size_t fa_work_floats(const ggml_tensor * dst) {
@@ -124,15 +126,43 @@ static inline size_t fa_work_floats(const ggml_tensor * dst) {
     return dk + dv + (size_t)FA_TILE * dv + 32;
 }
 
+/* The sum of a vector's lanes in registers (a reduction through a stack array stalls on
+ * store forwarding: measured, most of a decode step's attention time). */
+static inline float fa_hsum(sm_vf v) {
+#if defined(__AVX512F__)
+    return _mm512_reduce_add_ps((__m512)v);
+#elif defined(__AVX__)
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128((__m256)v), _mm256_extractf128_ps((__m256)v, 1));
+#else
+    __m128 h = (__m128)v;
+#endif
+#if !defined(__AVX512F__)
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
+    return _mm_cvtss_f32(h);
+#endif
+}
+
 static inline float fa_dot(const float * a, const float * b, int64_t n) {
-    /* 16 partial sums: the compiler keeps them in vector registers without -ffast-math */
-    float acc[16] = {0};
+    sm_vf acc0 = sm_bcf(0.0f), acc1 = sm_bcf(0.0f);
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++) acc[j] += a[i + j] * b[i + j];
-    float s = 0.0f;
+    for (; i + 2 * SM_NF <= n; i += 2 * SM_NF) {
+        sm_vf x0, y0, x1, y1;
+        memcpy(&x0, a + i, sizeof x0);
+        memcpy(&y0, b + i, sizeof y0);
+        memcpy(&x1, a + i + SM_NF, sizeof x1);
+        memcpy(&y1, b + i + SM_NF, sizeof y1);
+        acc0 += x0 * y0;
+        acc1 += x1 * y1;
+    }
+    for (; i + SM_NF <= n; i += SM_NF) {
+        sm_vf x0, y0;
+        memcpy(&x0, a + i, sizeof x0);
+        memcpy(&y0, b + i, sizeof y0);
+        acc0 += x0 * y0;
+    }
+    float s = fa_hsum(acc0 + acc1);
     for (; i < n; i++) s += a[i] * b[i];
-    for (int j = 0; j < 16; j++) s += acc[j];
     return s;
 }
 
@@ -166,10 +196,13 @@ static inline void fa_compute(const ggml_tensor * dst, int ith, int nth, float *
     const float m0 = powf(2.0f, -max_bias / (float)n_head_log2);
     const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float)n_head_log2);
     const int64_t dvp = (DV + 15) & ~(int64_t)15;
+    const int64_t kbytes = (int64_t)ggml_cy_row_size(k->type, DK);
+    const int64_t vbytes = (int64_t)ggml_cy_row_size(v->type, DV);
     float * kbuf = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
     float * vbuf = kbuf + ((DK + 15) & ~(int64_t)15);
     float * accs = vbuf + dvp;
     fa_row rows[FA_TILE];
+    float sc[FA_TILE][FA_KB];      /* a block's scores, then its weights */
     const int64_t nr = nq1 * nq2 * nq3;
     const int64_t ir0 = nr * ith / nth, ir1 = nr * (ith + 1) / nth;
     int64_t ir = ir0;
@@ -204,42 +237,82 @@ static inline void fa_compute(const ggml_tensor * dst, int ith, int nth, float *
             for (int64_t d = 0; d < DV; d++) accs[t * dvp + d] = 0.0f;
         const char * kb = (const char *)k->data + ik2 * k->nb[2] + ik3 * k->nb[3];
         const char * vb = (const char *)v->data + iv2 * v->nb[2] + iv3 * v->nb[3];
-        for (int64_t ic = 0; ic < n_kv; ic++) {
-            const float * kr = NULL, * vr = NULL;
+        /* keys in blocks of FA_KB: the scores of every tile row first (each k row widened
+         * once), then per row the block's maximum and its exponentials as one vector row
+         * (simd_math.h) -- one rescale of the accumulator per block, not per new maximum --
+         * then the v rows (each widened once) added with those weights */
+        for (int64_t kb0 = 0; kb0 < n_kv; kb0 += FA_KB) {
+            const int64_t nk = n_kv - kb0 < FA_KB ? n_kv - kb0 : FA_KB;
+            int any = 0;
+            /* the cache rows are strided (one head of each position) and not in any cache
+             * after a decode step's weights have streamed by: ask for the block's k and v
+             * rows at once so that their misses overlap (measured: the widening loads
+             * were most of this op's time) */
+            for (int64_t j = 0; j < nk; j++) {
+                const char * kp = kb + (kb0 + j) * k->nb[1], * vp = vb + (kb0 + j) * v->nb[1];
+                for (int64_t o = 0; o < kbytes; o += 64) __builtin_prefetch(kp + o, 0, 3);
+                for (int64_t o = 0; o < vbytes; o += 64) __builtin_prefetch(vp + o, 0, 3);
+            }
+            for (int64_t j = 0; j < nk; j++) {
+                const int64_t ic = kb0 + j;
+                const float * kr = NULL;
+                for (int t = 0; t < nt; t++) {
+                    fa_row * r = &rows[t];
+                    const float mv = r->mask ? r->slope * kern_h2f(r->mask[ic]) : 0.0f;
+                    if (mv == -INFINITY) { sc[t][j] = -INFINITY; continue; }
+                    if (kr == NULL) {
+                        if (k->type == GGML_TYPE_F32) {
+                            kr = (const float *)(kb + ic * k->nb[1]);
+                        } else {
+                            ra_row_to_f32(k->type, kb + ic * k->nb[1], kbuf, DK);
+                            kr = kbuf;
+                        }
+                    }
+                    float sv = fa_dot(r->q, kr, DK) * scale;
+                    if (softcap != 0.0f) sv = softcap * tanhf(sv);
+                    sc[t][j] = sv + mv;
+                    any = 1;
+                }
+            }
+            if (!any) continue;
             for (int t = 0; t < nt; t++) {
                 fa_row * r = &rows[t];
-                const float mv = r->mask ? r->slope * kern_h2f(r->mask[ic]) : 0.0f;
-                if (mv == -INFINITY) continue;
-                if (kr == NULL) {       /* widen this key's k and v rows once per tile */
-                    if (k->type == GGML_TYPE_F32) {
-                        kr = (const float *)(kb + ic * k->nb[1]);
-                    } else {
-                        ra_row_to_f32(k->type, kb + ic * k->nb[1], kbuf, DK);
-                        kr = kbuf;
-                    }
-                    if (v->type == GGML_TYPE_F32) {
-                        vr = (const float *)(vb + ic * v->nb[1]);
-                    } else {
-                        ra_row_to_f32(v->type, vb + ic * v->nb[1], vbuf, DV);
-                        vr = vbuf;
-                    }
+                float bm = -INFINITY;
+                for (int64_t j = 0; j < nk; j++) bm = sc[t][j] > bm ? sc[t][j] : bm;
+                if (!(bm > r->M)) bm = r->M;          /* the running maximum (NaN-safe) */
+                if (bm == -INFINITY) {                  /* nothing seen yet for this row */
+                    for (int64_t j = 0; j < nk; j++) sc[t][j] = 0.0f;
+                    continue;
                 }
-                float s = fa_dot(r->q, kr, DK) * scale;
-                if (softcap != 0.0f) s = softcap * tanhf(s);
-                s += mv;
-                float * acc = accs + t * dvp;
-                float ms = 1.0f, vs = 1.0f;
-                if (s > r->M) {         /* a new maximum: rescale what was accumulated */
-                    const float Mold = r->M;
-                    r->M = s;
-                    ms = expf(Mold - s);
-                    if (ms != 1.0f)
-                        for (int64_t d = 0; d < DV; d++) acc[d] *= ms;
-                } else {
-                    vs = expf(s - r->M);
+                const float ms = r->M == -INFINITY ? 0.0f : expf(r->M - bm);
+                if (ms != 1.0f) {
+                    float * acc = accs + t * dvp;
+                    for (int64_t d = 0; d < DV; d++) acc[d] *= ms;
                 }
-                for (int64_t d = 0; d < DV; d++) acc[d] += vs * vr[d];
-                r->S = r->S * ms + vs;
+                for (int64_t j = 0; j < nk; j++) sc[t][j] -= bm;
+                sm_row_exp_f32(sc[t], sc[t], nk);        /* exp(-inf) = 0: masked keys */
+                float sum = 0.0f;
+                for (int64_t j = 0; j < nk; j++) sum += sc[t][j];
+                r->S = r->S * ms + sum;
+                r->M = bm;
+            }
+            for (int64_t j = 0; j < nk; j++) {
+                const int64_t ic = kb0 + j;
+                const float * vr = NULL;
+                for (int t = 0; t < nt; t++) {
+                    const float w = sc[t][j];
+                    if (w == 0.0f) continue;
+                    if (vr == NULL) {
+                        if (v->type == GGML_TYPE_F32) {
+                            vr = (const float *)(vb + ic * v->nb[1]);
+                        } else {
+                            ra_row_to_f32(v->type, vb + ic * v->nb[1], vbuf, DV);
+                            vr = vbuf;
+                        }
+                    }
+                    float * acc = accs + t * dvp;
+                    for (int64_t d = 0; d < DV; d++) acc[d] += w * vr[d];
+                }
             }
         }
         for (int t = 0; t < nt; t++) {
