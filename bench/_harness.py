@@ -102,6 +102,11 @@ class Setup:
     # that busy-wait after a call (OpenBLAS spins ~0.1 s) would otherwise take a core from
     # whichever library runs next
     settle_s: float = 0.0
+    # untimed calls of the same library right before each of its samples when several
+    # libraries take turns: they outlast the other library's spinning threads and wake this
+    # library's own (a pause, settle_s, instead leaves every thread asleep and the first
+    # call pays for waking them: measured 3-4x on a model's decode step)
+    warm_each: int = 0
 
 
 @dataclass
@@ -348,6 +353,16 @@ def measure(case, opts):
                 inner = plan[lib][0]
                 if setup.settle_s > 0 and len(plan) > 1:
                     time.sleep(setup.settle_s)
+                if setup.warm_each > 0 and len(plan) > 1:
+                    try:
+                        for _ in range(setup.warm_each):
+                            setup.impls[lib]()
+                        if sync is not None:
+                            sync()
+                    except Exception as exc:
+                        res.errors[lib] = f"{type(exc).__name__}: {exc}"
+                        plan[lib][1] = 0
+                        continue
                 try:
                     samples[lib].append(_sample_ns(setup.impls[lib], inner, sync) * 1e-9 / inner)
                 except Exception as exc:  # failed after a good warm-up: report, do not time

@@ -41,6 +41,14 @@ from bench._harness import Call, Case, Setup, Target
 
 LIBS = ["ggml_cy", "llama.cpp", "ggml_cy-cuda", "torch-eager"]
 TYPES = ["f16", "q8_0", "q4_0"]
+# Libraries take turns sample by sample; llama.cpp's worker threads spin-wait for a while
+# after a graph (and ggml_cy's pool threads after a job), so a sample taken right after the
+# other library's shares the cores with its spinning threads (measured on the 2-core VM:
+# ggml_cy's 2-thread Q8_0 decode 11.6 ms taken in turns, 3.8 ms alone). One untimed call of
+# the same library before each sample (the harness's warm_each) outlasts the other's spin;
+# a pause instead (settle_s) left every thread asleep and made both libraries 2-4x slower.
+WARM_EACH = 1
+
 CONFIG = dict(n_vocab=16000, n_embd=768, n_layer=12, n_head=12, n_head_kv=4, n_ff=2048,
               n_ctx=1024)
 SMOKE_CONFIG = dict(n_vocab=512, n_embd=256, n_layer=2, n_head=4, n_head_kv=2, n_ff=512,
@@ -292,11 +300,11 @@ def build_cases(env, opts):
 
         def prompt_setup(wtype=wtype):
             impls, s = open_models(wtype, "prompt")
-            return Setup(impls, per_op=n_prompt, skipped=s, sync=env["sync"])
+            return Setup(impls, per_op=n_prompt, skipped=s, sync=env["sync"], warm_each=WARM_EACH)
 
         def decode_setup(wtype=wtype, wbytes=wbytes):
             impls, s = open_models(wtype, "decode")
-            return Setup(impls, nbytes=wbytes, skipped=s, sync=env["sync"],
+            return Setup(impls, nbytes=wbytes, skipped=s, sync=env["sync"], warm_each=WARM_EACH,
                          notes=[f"{wtype.upper()}: {wbytes / 1e6:.1f} MB of weights read "
                                 "per decoded token"])
 

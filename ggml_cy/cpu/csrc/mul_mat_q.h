@@ -211,8 +211,16 @@ static inline int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char
      * fixed share of the work. */
     int64_t * counter = (int64_t *)(uintptr_t)(wdata + mmq_counter_offset(dst));
     (void)ith;
-    for (int64_t it = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED); it < total;
-         it = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED)) {
+    /* several consecutive items per grab (an eighth of a thread's share): each thread then
+     * streams long runs of adjacent weight rows, which the hardware prefetcher follows, and
+     * the counter's cache line moves between cores a few times per node instead of once per
+     * 16 rows (measured: a 2-thread decode on the VM read its weights 3x slower per thread
+     * with one item per grab) */
+    int64_t grab = total / (8 * (int64_t)nth);
+    if (grab < 1) grab = 1;
+    for (int64_t g0 = __atomic_fetch_add(counter, grab, __ATOMIC_RELAXED); g0 < total;
+         g0 = __atomic_fetch_add(counter, grab, __ATOMIC_RELAXED))
+    for (int64_t it = g0; it < g0 + grab && it < total; it++) {
         const int64_t cb = it % ncb, rbk = (it / ncb) % nrb, bt = it / (ncb * nrb);
         const int64_t i12 = bt % ne12, i13 = bt / ne12;
         const int64_t n0 = cb * cbs, n1 = n0 + cbs < N ? n0 + cbs : N;
