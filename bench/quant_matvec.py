@@ -70,7 +70,8 @@ def mat_vec_setup(env, tname, m, k, n):
     impls = {"ggml_cy": Call(gc.mul_mat, raw, b, tname, out=out_q, n_threads=env["threads"])
              .writes(out_q),
              "numpy": Call(np.matmul, b, wf.T, out=out_n).writes(out_n)}
-    s = Setup(impls, flops=2 * m * n * k, reference=ref, compare=_nmse_compare, settle_s=0.25)
+    s = Setup(impls, flops=2 * m * n * k, reference=ref, compare=_nmse_compare, settle_s=0.25,
+              warm_each=1)   # after the pause (OpenBLAS's spin), wake the library's own threads
     s.notes.append(f"{tname}: weights {raw.nbytes / 2**20:.1f} MiB quantized, "
                    f"{wf.nbytes / 2**20:.1f} MiB as float32")
     _WBYTES[(tname, n)] = (raw.nbytes, wf.nbytes)

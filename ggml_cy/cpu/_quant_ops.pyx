@@ -3,11 +3,11 @@
 # buffers, as one job of ggml_cy's worker pool (_kernels.pool_run). The front end (ggml_cy/quants/compute.py)
 # validates shapes, types and ids; these functions only check what could corrupt memory.
 from libc.stdint cimport int64_t, int32_t, uint8_t, uintptr_t
-from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
 from ggml_cy.core._core cimport ggml_tensor, GGML_TYPE_F32, GGML_TYPE_I32
 from ggml_cy.cpu._kernels cimport default_num_threads, pool_run
+from ggml_cy.core._core cimport scratch_take, scratch_give
 
 cdef extern from "ggml_types.h" nogil:
     ctypedef struct ggml_cy_type_traits:
@@ -129,9 +129,8 @@ def mul_mat_q(const uint8_t[:, ::1] a not None, int type, int64_t K,
     td.src[1] = &tb
     cdef int nth = clamp_threads(n_threads, M * N * K)
     cdef size_t ws = mmq_work_size(&td)
-    cdef char * work_mem = <char *> malloc(ws + 64)
-    if work_mem == NULL:
-        raise MemoryError("mul_mat work buffer")
+    cdef char * work_mem
+    cdef int src = scratch_take(ws + 64, &work_mem)
     cdef char * work = <char *> ((<uintptr_t> work_mem + 63) & ~(<uintptr_t> 63))
     cdef mm_job job
     job.dst = &td
@@ -140,7 +139,7 @@ def mul_mat_q(const uint8_t[:, ::1] a not None, int type, int64_t K,
     memset(work + mmq_counter_offset(&td), 0, 64)
     with nogil:
         pool_run(mm_task, &job, nth)
-    free(work_mem)
+    scratch_give(src, work_mem)
     if job.rc < 0:
         raise TypeError(f"mul_mat: no kernel for weights of type {type}")
 
