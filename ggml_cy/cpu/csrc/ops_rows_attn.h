@@ -196,8 +196,6 @@ static inline void fa_compute(const ggml_tensor * dst, int ith, int nth, float *
     const float m0 = powf(2.0f, -max_bias / (float)n_head_log2);
     const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float)n_head_log2);
     const int64_t dvp = (DV + 15) & ~(int64_t)15;
-    const int64_t kbytes = (int64_t)ggml_cy_row_size(k->type, DK);
-    const int64_t vbytes = (int64_t)ggml_cy_row_size(v->type, DV);
     float * kbuf = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
     float * vbuf = kbuf + ((DK + 15) & ~(int64_t)15);
     float * accs = vbuf + dvp;
@@ -240,19 +238,11 @@ static inline void fa_compute(const ggml_tensor * dst, int ith, int nth, float *
         /* keys in blocks of FA_KB: the scores of every tile row first (each k row widened
          * once), then per row the block's maximum and its exponentials as one vector row
          * (simd_math.h) -- one rescale of the accumulator per block, not per new maximum --
-         * then the v rows (each widened once) added with those weights */
+         * then the v rows (each widened once) added with those weights. (A prefetch of the
+         * block's cache rows was measured: no gain, not kept.) */
         for (int64_t kb0 = 0; kb0 < n_kv; kb0 += FA_KB) {
             const int64_t nk = n_kv - kb0 < FA_KB ? n_kv - kb0 : FA_KB;
             int any = 0;
-            /* the cache rows are strided (one head of each position) and not in any cache
-             * after a decode step's weights have streamed by: ask for the block's k and v
-             * rows at once so that their misses overlap (measured: the widening loads
-             * were most of this op's time) */
-            for (int64_t j = 0; j < nk; j++) {
-                const char * kp = kb + (kb0 + j) * k->nb[1], * vp = vb + (kb0 + j) * v->nb[1];
-                for (int64_t o = 0; o < kbytes; o += 64) __builtin_prefetch(kp + o, 0, 3);
-                for (int64_t o = 0; o < vbytes; o += 64) __builtin_prefetch(vp + o, 0, 3);
-            }
             for (int64_t j = 0; j < nk; j++) {
                 const int64_t ic = kb0 + j;
                 const float * kr = NULL;
