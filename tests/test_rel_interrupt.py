@@ -119,8 +119,10 @@ def test_ctrl_c_in_a_long_call_on_the_general_path(n_threads):
 @pytest.mark.parametrize("fuse", [False, True])
 def test_ctrl_c_in_a_long_graph_compute(fuse):
     out = _run(f"""
+        # big enough that the call takes well over the signal delay plus its latency (the
+        # graph got faster once its work buffer was kept: 0.1 s left no margin)
         ctx = ggml_cy.Context(64 << 20)
-        x = ctx.tensor_from(np.ones(2_000_000, np.float32))
+        x = ctx.tensor_from(np.ones(8_000_000, np.float32))
         r = x
         for i in range(1500):
             r = ctx.scale_inplace(r, 1.0)
