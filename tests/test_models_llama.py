@@ -103,6 +103,24 @@ def test_thread_counts_agree(models):
         assert R.nmse(r, res[0]) < 1e-12
 
 
+@pytest.mark.parametrize("wtype", ["F32", "F16", "BF16", "Q4_0", "Q8_0"])
+def test_repacked_weights_give_the_same_bits(models, wtype):
+    """The CPU runner's row-interleaved copies (repack=True, the default) change speed,
+    not bits: prompt and decode logits equal those read from the mapping alone."""
+    from ggml_cy.cpu import _mul_mat
+    path, _ = models[wtype]
+    plain = LlamaModel(path, n_threads=2, repack=False)
+    fast = LlamaModel(path, n_threads=2)
+    copied = _mul_mat.repack_helps(int(getattr(llama.GGMLType, wtype)))
+    assert plain._repacks == [] and len(fast._repacks) == (HP.n_layer * 7 + 1) * copied
+    assert all(c.attached for c in fast._repacks)
+    for t in ([PROMPT], [[4]], [[77]]):
+        a, b = plain.eval(t[0]), fast.eval(t[0])
+        assert a.tobytes() == b.tobytes()
+    fast.close()
+    assert fast._repacks == []
+
+
 def test_generate_greedy_matches_reference(models):
     path, weights = models["F32"]
     model = LlamaModel(path, n_threads=2, cache_type="f32")
@@ -236,6 +254,8 @@ def test_bad_arguments(models):
         LlamaModel(path, backend=None)
     with pytest.raises(ValueError, match="device"):
         LlamaModel(path, backend="cuda", device=-1)
+    with pytest.raises(TypeError, match="repack"):
+        LlamaModel(path, repack="yes")
     m = LlamaModel(path, n_ctx=8)
     with pytest.raises(ValueError, match=r"token ids must be in \[0, 300\)"):
         m.eval([1, 300])

@@ -483,6 +483,37 @@ cdef void plan_barriers(gplan * p) noexcept nogil:
         prev = s
 
 
+# Step profile (developer tool, tools/profile_decode.py): while PROF_NS is set, thread 0 adds
+# the wall time of each step (up to and including its barrier) to PROF_NS[step]. Off by
+# default: one pointer test per step.
+cdef long long * PROF_NS = NULL
+cdef int PROF_N = 0
+
+
+def step_profile_start(int n_steps):
+    """Starts collecting thread 0's time per plan step (steps beyond n_steps are not
+    counted); returns nothing. Developer tool: not thread-safe across concurrent graphs."""
+    global PROF_NS, PROF_N
+    if n_steps < 0:
+        raise ValueError("n_steps must be >= 0")
+    step_profile_stop()
+    PROF_NS = <long long *> calloc(max(n_steps, 1), sizeof(long long))
+    if PROF_NS == NULL:
+        raise MemoryError()
+    PROF_N = n_steps
+
+
+def step_profile_stop():
+    """Stops collecting; returns the nanoseconds per step (a list) since the start."""
+    global PROF_NS, PROF_N
+    cdef int i
+    out = [PROF_NS[i] for i in range(PROF_N)] if PROF_NS != NULL else []
+    free(PROF_NS)
+    PROF_NS = NULL
+    PROF_N = 0
+    return out
+
+
 cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
     """One thread's walk over every step of the plan (the body of the pool job). Thread 0
     looks for Ctrl-C between steps; it stops the walk only at a step followed by a barrier
@@ -505,6 +536,8 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
         if p.steps[s].kind != STEP_NOOP:
             last = s
     kern_fe_clear()     # this thread's FP exception flags, collected in p.fe_flags
+    cdef long long * prof = PROF_NS if ith == 0 else NULL
+    cdef long long t_prof = gcy_graph_now_ns() if prof != NULL else 0
     for s in range(p.n_steps):
         st = &p.steps[s]
         if st.kind == STEP_NOOP:
@@ -555,6 +588,8 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
             if ith < nt and compute_forward(&back, ith, nt) < 0:
                 p.error = 1
         if s == last:
+            if prof != NULL and s < PROF_N:
+                prof[s] += gcy_graph_now_ns() - t_prof
             break
         barrier = nth > 1 and st.barrier_after
         if (ith == 0 and (barrier or nth == 1) and gcy_graph_now_ns() >= next_check
@@ -564,6 +599,9 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
             next_check = gcy_graph_now_ns() + GRAPH_SIGNAL_CHECK_NS
         if barrier:
             pool_barrier()
+        if prof != NULL and s < PROF_N:
+            prof[s] += gcy_graph_now_ns() - t_prof
+            t_prof = gcy_graph_now_ns()
         if (barrier or nth == 1) and gcy_load_int(&job.abort_at) <= s:
             break
     gcy_fe_or(&p.fe_flags, kern_fe_test_all())

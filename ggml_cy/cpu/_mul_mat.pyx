@@ -3,16 +3,34 @@
 # from numpy buffers as one job of ggml_cy's worker pool (_kernels.pool_run). The front end
 # (ggml_cy/quants/compute.py, ggml_cy.mul_mat) validates types and shapes; this checks what
 # could corrupt memory.
+cimport cython
 from libc.stdint cimport int64_t, uint16_t, uintptr_t
 from libc.string cimport memset
 
+import numpy as np
+
 from ggml_cy.core._core cimport ggml_tensor, GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16
+from ggml_cy.core._core cimport GGML_TYPE_Q4_0
+from ggml_cy.core._core cimport Tensor
 from ggml_cy.cpu._kernels cimport default_num_threads, pool_run
 from ggml_cy.core._core cimport scratch_take, scratch_give
 
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
+    ctypedef struct mm_repack:
+        unsigned int magic
+        int type
+        int64_t ne0
+        int64_t ne1
+        int64_t nb1
+        const void * src
+        const char * data
+    enum: MM_RP_MAGIC
+    enum: MM_RP_G
+    int64_t mm_repack_bytes(int type, int64_t K, int64_t M)
+    int mm_repack_supported(int type, int64_t K)
+    void mm_repack_fill(const ggml_tensor * a, char * out, int64_t g0, int64_t g1)
 
 
 cdef void set_header(ggml_tensor * t, int type, int64_t ne0, int64_t ne1, int64_t nb0,
@@ -99,3 +117,129 @@ def mul_mat_half(const uint16_t[:, :] a not None, bint bf16, const float[:, :] b
     set_header(&ta, GGML_TYPE_BF16 if bf16 else GGML_TYPE_F16, K, M, a.strides[1],
                a.strides[0], <const void *> &a[0, 0] if M > 0 and K > 0 else NULL)
     _run(&ta, b, out, n_threads)
+
+
+# ------------------------------------------------------------------ row-interleaved copies
+cdef extern from *:
+    """
+    #if defined(__AVX512F__) && defined(__AVX512BW__)
+    #define GCY_Q4_0_RP_BUILT 1
+    #else
+    #define GCY_Q4_0_RP_BUILT 0
+    #endif
+    """
+    int GCY_Q4_0_RP_BUILT
+
+# whether this level's kernels use a Q4_0 copy (vecdot.h's vd_q4_0_rp16 needs AVX-512BW)
+Q4_0_RP_BUILT = bool(GCY_Q4_0_RP_BUILT)
+
+ctypedef struct rp_job:
+    const ggml_tensor * a
+    char * out
+    int64_t groups
+
+
+cdef void rp_task(void * arg, int ith, int nth) noexcept nogil:
+    cdef rp_job * j = <rp_job *> arg
+    mm_repack_fill(j.a, j.out, j.groups * ith // nth, j.groups * (ith + 1) // nth)
+
+
+@cython.no_gc_clear      # the tensor reference must outlive __dealloc__'s check
+cdef class MatvecCopy:
+    """A row-interleaved copy of a 2-D float weight tensor for the graph's mat-vec (decode)
+    path; see repack_for_matvec. While this object lives (and the tensor still has the data
+    pointer, type, shape and row stride it had), mul_mat nodes with at most 4 columns read
+    the copy instead of the tensor. Dropping the object detaches it."""
+    cdef Tensor _tensor
+    cdef ggml_tensor * _t
+    cdef object _buf
+    cdef mm_repack hdr
+
+    @property
+    def nbytes(self):
+        """Bytes of the copy."""
+        return int(self._buf.nbytes) - 64 if self._buf is not None else 0
+
+    cdef bint _live(self):
+        # the header is still the tensor's (its context not reset since) and points here
+        return (self._t != NULL and self._tensor is not None and self._tensor.owner is not None
+                and self._tensor.owner.generation == self._tensor.generation
+                and self._t.extra == <void *> &self.hdr)
+
+    @property
+    def attached(self):
+        """Whether the tensor still points to this copy."""
+        return self._live()
+
+    def detach(self):
+        """Stops the tensor from using the copy (mul_mat reads the tensor again)."""
+        if self._live():
+            self._t.extra = NULL
+        self._t = NULL
+
+    def __dealloc__(self):
+        if self._live():
+            self._t.extra = NULL
+
+
+def repack_helps(int type):
+    """Whether this build's graph kernels read a row-interleaved copy of a weight of this
+    type (F32, F16, BF16 everywhere; Q4_0 where AVX-512 runs the dots)."""
+    if type in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16):
+        return True
+    return type == GGML_TYPE_Q4_0 and Q4_0_RP_BUILT
+
+
+def repack_for_matvec(Tensor tensor not None, n_threads=None):
+    """Attaches a row-interleaved copy of a 2-D F32/F16/BF16 weight tensor (or Q4_0 with a
+    multiple of 256 values per row) for the graph's mat-vec paths (float mul_mat with at
+    most 4 columns; quantized mul_mat's dots at any column count) and returns it (a
+    MatvecCopy; keep it: dropping it detaches the copy).
+
+    The mat-vec then streams one contiguous copy (16 rows interleaved per element of K)
+    instead of transposing 16 rows in registers, with the same bits: every output is the
+    same FMA chain over K as on every other path. The copy is a snapshot of the values:
+    values written into the tensor afterwards are not seen until it is repacked again (a
+    model's weights never change). It costs as much memory as the tensor, and is ignored by
+    views of the tensor and by other tensors over the same memory."""
+    cdef ggml_tensor * t = tensor.ptr()     # raises for a stale or detached tensor
+    if t.type not in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0):
+        raise TypeError("repack_for_matvec: the tensor must be F32, F16, BF16 or Q4_0")
+    cdef int64_t es = 4 if t.type == GGML_TYPE_F32 else (18 if t.type == GGML_TYPE_Q4_0 else 2)
+    if t.type == GGML_TYPE_Q4_0 and not mm_repack_supported(t.type, t.ne[0]):
+        raise ValueError("repack_for_matvec: a Q4_0 tensor's rows must hold a multiple of "
+                         "256 values")
+    if t.ne[2] != 1 or t.ne[3] != 1 or t.nb[0] != es or t.nb[1] < t.ne[0] // (
+            32 if t.type == GGML_TYPE_Q4_0 else 1) * es:
+        raise ValueError("repack_for_matvec: the tensor must be 2-D with adjacent elements "
+                         "in each row")
+    if t.ne[0] <= 0 or t.ne[1] <= 0 or t.data == NULL:
+        raise ValueError("repack_for_matvec: the tensor has no data")
+    cdef int64_t nbytes = mm_repack_bytes(t.type, t.ne[0], t.ne[1])
+    buf = np.empty(nbytes + 64, np.uint8)
+    cdef unsigned char[::1] view = buf
+    cdef char * out = <char *> ((<uintptr_t> &view[0] + 63) & ~(<uintptr_t> 63))
+    cdef rp_job job
+    job.a = t
+    job.out = out
+    job.groups = (t.ne[1] + MM_RP_G - 1) // MM_RP_G
+    cdef int nth = default_num_threads() if n_threads is None else int(n_threads)
+    if nth < 1:
+        raise ValueError(f"n_threads must be >= 1, got {nth}")
+    if nth > job.groups:
+        nth = <int> job.groups
+    with nogil:
+        pool_run(rp_task, &job, nth)
+    cdef MatvecCopy c = MatvecCopy.__new__(MatvecCopy)
+    c._tensor = tensor
+    c._t = t
+    c._buf = buf
+    c.hdr.magic = MM_RP_MAGIC
+    c.hdr.type = t.type
+    c.hdr.ne0 = t.ne[0]
+    c.hdr.ne1 = t.ne[1]
+    c.hdr.nb1 = t.nb[1]
+    c.hdr.src = t.data
+    c.hdr.data = out
+    t.extra = <void *> &c.hdr
+    return c

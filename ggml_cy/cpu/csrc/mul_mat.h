@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "core_defs.h"
+#include "matvec_repack.h"
 #if defined(__F16C__) || defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -537,6 +538,138 @@ static inline void mm_gemv_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
     }
 }
 
+/* ---------------------------------------------------------------- row-interleaved copy
+ * The mat-vec above transposes 16 rows of a in registers for every 16 elements of K: 64
+ * shuffles per 256 products, and 16 row streams at once. For weights that many decode
+ * steps read, a copy with rows interleaved in groups of 16 (matvec_repack.h: group g,
+ * element k: the 16 values a[16g .. 16g+15][k] adjacent) makes the same products one
+ * sequential stream with no shuffles. Every output element is still the same FMA chain
+ * over k in order from zero per K block of MM_KC, blocks added in order: the bits are those
+ * of every other path. */
+#if defined(MM_AVX512)
+static inline __m512 mm_rp_load(const char * p, int type) {
+    if (type == GGML_TYPE_F32) return _mm512_loadu_ps((const float *)p);
+    const __m256i h = _mm256_loadu_si256((const __m256i *)p);
+    if (type == GGML_TYPE_F16) return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+#endif
+
+/* MM_RP_Q groups at a time: independent FMA chains hide the FMA latency. */
+#define MM_RP_Q 4
+
+/* dst[n][16g ..] for n < nn, groups [g, g + ng) (ng <= MM_RP_Q) of the copy. */
+static inline __attribute__((always_inline)) void mm_gemv_rp_block(
+        const mm_repack * rp, const char * b, int64_t nb11, char * c, int64_t nb1,
+        int64_t g, int ng, const int nn) {
+    const int type = rp->type;
+    const int64_t K = rp->ne0, M = rp->ne1, es = mm_type_size(type);
+    const int64_t gstride = K * MM_RP_G * es, kstride = MM_RP_G * es;
+    const char * base = rp->data + g * gstride;
+#if defined(MM_AVX512)
+    __m512 y[MM_RP_Q][MM_GEMV_MAX_N];
+    for (int q = 0; q < MM_RP_Q; q++)
+        for (int j = 0; j < MM_GEMV_MAX_N; j++) y[q][j] = _mm512_setzero_ps();
+    for (int64_t pc = 0; pc < K; pc += MM_KC) {
+        const int64_t ke = (K - pc < MM_KC) ? K : pc + MM_KC;
+        __m512 acc[MM_RP_Q][MM_GEMV_MAX_N];
+        for (int q = 0; q < MM_RP_Q; q++)
+            for (int j = 0; j < nn; j++) acc[q][j] = _mm512_setzero_ps();
+        if (ng == MM_RP_Q) {
+            for (int64_t k = pc; k < ke; k++) {
+                __m512 v[MM_RP_Q];
+                for (int q = 0; q < MM_RP_Q; q++) v[q] = mm_rp_load(base + q * gstride + k * kstride, type);
+                for (int j = 0; j < nn; j++) {
+                    const __m512 bk = _mm512_set1_ps(((const float *)(b + j * nb11))[k]);
+                    for (int q = 0; q < MM_RP_Q; q++) acc[q][j] = _mm512_fmadd_ps(bk, v[q], acc[q][j]);
+                }
+            }
+        } else {
+            for (int64_t k = pc; k < ke; k++) {
+                for (int q = 0; q < ng; q++) {
+                    const __m512 v = mm_rp_load(base + q * gstride + k * kstride, type);
+                    for (int j = 0; j < nn; j++)
+                        acc[q][j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k]),
+                                                    v, acc[q][j]);
+                }
+            }
+        }
+        for (int q = 0; q < ng; q++)
+            for (int j = 0; j < nn; j++) y[q][j] = pc == 0 ? acc[q][j] : _mm512_add_ps(y[q][j], acc[q][j]);
+    }
+    for (int q = 0; q < ng; q++) {
+        const int64_t m0 = (g + q) * MM_RP_G;
+        const int64_t nr = M - m0 < MM_RP_G ? M - m0 : MM_RP_G;
+        const __mmask16 mask = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1u);
+        for (int j = 0; j < nn; j++)
+            _mm512_mask_storeu_ps((float *)(c + j * nb1) + m0, mask, y[q][j]);
+    }
+#else
+    /* two 8-lane halves per group, each lane the same chain as mm_gemv_block's */
+    for (int q = 0; q < ng; q++) {
+        for (int h = 0; h < 2; h++) {
+            mm_v8 y[MM_GEMV_MAX_N];
+            for (int j = 0; j < MM_GEMV_MAX_N; j++) { mm_v8 z = {0}; y[j] = z; }
+            const char * gb = base + q * gstride + h * 8 * es;
+            for (int64_t pc = 0; pc < K; pc += MM_KC) {
+                const int64_t ke = (K - pc < MM_KC) ? K : pc + MM_KC;
+                mm_v8 acc[MM_GEMV_MAX_N];
+                for (int j = 0; j < nn; j++) { mm_v8 z = {0}; acc[j] = z; }
+                for (int64_t k = pc; k < ke; k++) {
+                    const char * p = gb + k * kstride;
+                    mm_v8 v;
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+                    __m256 r;
+                    if (type == GGML_TYPE_F32) {
+                        r = _mm256_loadu_ps((const float *)p);
+                    } else {
+                        const __m128i hh = _mm_loadu_si128((const __m128i *)p);
+                        r = type == GGML_TYPE_F16 ? _mm256_cvtph_ps(hh)
+                          : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(hh), 16));
+                    }
+                    memcpy(&v, &r, sizeof(v));
+#else
+                    for (int i = 0; i < 8; i++) v[i] = mm_a_scalar(p, type, i);
+#endif
+                    for (int j = 0; j < nn; j++) {
+                        const float bk = ((const float *)(b + j * nb11))[k];
+                        acc[j] += bk * v;     /* the packed micro-kernel's expression */
+                    }
+                }
+                for (int j = 0; j < nn; j++) {
+                    if (pc == 0) y[j] = acc[j];
+                    else y[j] += acc[j];
+                }
+            }
+            const int64_t m0 = (g + q) * MM_RP_G + h * 8;
+            for (int j = 0; j < nn; j++) {
+                float t[8];
+                memcpy(t, &y[j], sizeof(t));
+                for (int i = 0; i < 8 && m0 + i < M; i++) ((float *)(c + j * nb1))[m0 + i] = t[i];
+            }
+        }
+    }
+#endif
+}
+
+/* Groups [g_lo, g_hi) of the copy for batch (i2, i3) of dst (a is 2-D: i2, i3 pick b). */
+static inline void mm_gemv_rp_task(const ggml_tensor * dst, const mm_repack * rp, int64_t i2,
+                                   int64_t i3, int64_t g_lo, int64_t g_hi) {
+    const ggml_tensor * src1 = dst->src[1];
+    const char * b = (const char *)src1->data + i2 * src1->nb[2] + i3 * src1->nb[3];
+    char * c = (char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3];
+    const int64_t nb11 = src1->nb[1], nb1 = dst->nb[1];
+    for (int64_t g = g_lo; g < g_hi; g += MM_RP_Q) {
+        const int ng = (int)(g_hi - g < MM_RP_Q ? g_hi - g : MM_RP_Q);
+        switch ((int)dst->ne[1]) {
+        case 1: mm_gemv_rp_block(rp, b, nb11, c, nb1, g, ng, 1); break;
+        case 2: mm_gemv_rp_block(rp, b, nb11, c, nb1, g, ng, 2); break;
+        case 3: mm_gemv_rp_block(rp, b, nb11, c, nb1, g, ng, 3); break;
+        default: mm_gemv_rp_block(rp, b, nb11, c, nb1, g, ng, 4); break;
+        }
+    }
+}
+
 /* ---------------------------------------------------------------- packed path */
 /* One task: dst rows n in [n_lo, n_hi), columns m in [m_lo, m_hi) of batch (i2, i3).
  * work: mm_work_floats_per_thread() floats of this thread's scratch. */
@@ -618,6 +751,7 @@ static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float *
     if (M == 0 || N == 0 || nbatch == 0) return;
     if (mm_use_gemv(dst) && K > 0) {
         /* rows of a in chunks of 16, spread evenly over batch x M */
+        const mm_repack * rp = mm_repack_of(dst->src[0]);
         const int64_t chunks = mm_cdiv(M, 16), total = nbatch * chunks;
         const int64_t t0 = total * ith / nth, t1 = total * (ith + 1) / nth;
         int64_t t = t0;
@@ -626,7 +760,8 @@ static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float *
             const int64_t c1 = (t1 - ib * chunks < chunks) ? t1 - ib * chunks : chunks;
             const int64_t i2 = ib % dst->ne[2], i3 = ib / dst->ne[2];
             const int64_t m_lo = c0 * 16, m_hi = (c1 * 16 < M) ? c1 * 16 : M;
-            mm_gemv_task(dst, i2, i3, m_lo, m_hi);
+            if (rp != NULL) mm_gemv_rp_task(dst, rp, i2, i3, c0, c1);   /* chunks = groups */
+            else mm_gemv_task(dst, i2, i3, m_lo, m_hi);
             t = ib * chunks + c1;
         }
         return;

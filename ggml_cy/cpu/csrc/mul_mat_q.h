@@ -216,6 +216,11 @@ static inline int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char
      * the counter's cache line moves between cores a few times per node instead of once per
      * 16 rows (measured: a 2-thread decode on the VM read its weights 3x slower per thread
      * with one item per grab) */
+    /* Q4_0 weights with a row-interleaved copy (matvec_repack.h): 16 rows per call, the
+     * same bits as the row-wise dots */
+#if defined(VD_Q4_0_RP)
+    const mm_repack * rp = a->type == GGML_TYPE_Q4_0 && nblk % 8 == 0 ? mm_repack_of(a) : NULL;
+#endif
     int64_t grab = total / (8 * (int64_t)nth);
     if (grab < 1) grab = 1;
     for (int64_t g0 = __atomic_fetch_add(counter, grab, __ATOMIC_RELAXED); g0 < total;
@@ -228,6 +233,15 @@ static inline int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char
         const char * xb = (const char *)a->data + (i12 / r2) * a->nb[2] + (i13 / r3) * a->nb[3];
         const char * yb = wdata + ((i13 * ne12 + i12) * N + n0) * rb;
         char * db = (char *)dst->data + i12 * dst->nb[2] + i13 * dst->nb[3] + n0 * dst->nb[1];
+#if defined(VD_Q4_0_RP)
+        if (rp != NULL) {
+            const uint8_t * xg = (const uint8_t *)rp->data + rbk * nblk * MM_RP_Q4_0_BLOCK;
+            for (int64_t n = n0; n < n1; n++)
+                vd_q4_0_rp16(nblk, xg, (const uint8_t *)(yb + (n - n0) * rb),
+                             (float *)(db + (n - n0) * dst->nb[1]) + m0, (int)(m1 - m0));
+            continue;
+        }
+#endif
         for (int64_t n = n0; n < n1; n += VD_NC) {
             const int nc = (int)(n1 - n < VD_NC ? n1 - n : VD_NC);
             const char * yc = yb + (n - n0) * rb;

@@ -1,0 +1,111 @@
+/* Row-interleaved copies of 2-D weight tensors for the mat-vec (decode) paths of mul_mat
+ * (the idea of llama.cpp's CPU "repack" buffers; issue 13's decode speed).
+ *
+ * A decode step multiplies every weight matrix by one column. Read row by row, that is a
+ * dot product per row (a horizontal sum per row, or 16 rows transposed in registers to
+ * keep the FMA order of the GEMM). A copy with the rows interleaved in groups of 16 puts
+ * the 16 rows' values for the same k side by side, so one vector instruction serves 16
+ * rows and the copy is read as one sequential stream.
+ *
+ * Layouts (rows past M are zero; each group starts 64-byte aligned when data does):
+ *   F32 / F16 / BF16: group g, element k: the 16 values a[16g + i][k], i = 0..15, in a's
+ *     own type (mul_mat.h's mm_gemv_rp_*).
+ *   Q4_0 (K a multiple of 256): group g, block b: 32 bytes of the 16 rows' float16 scales,
+ *     then for j = 0..3 the 16 rows' quant bytes qs[4j .. 4j+3] (64 bytes), 288 bytes per
+ *     16 row-blocks, exactly the rows' own bytes (vecdot.h's vd_q4_0_rp16).
+ * The kernels compute every output with the float operations of the row-wise paths in the
+ * same order, so the bits are the same with or without the copy.
+ *
+ * The tensor's `extra` (ggml's slot for a backend's per-tensor data) points to an
+ * mm_repack header; a kernel uses it only while it still describes the tensor (same data
+ * pointer, type, shape and row stride, 2-D): views, reshaped tensors and other tensors over
+ * the same memory take the plain path. The copy is a snapshot of the values. */
+#ifndef GGML_CY_MATVEC_REPACK_H
+#define GGML_CY_MATVEC_REPACK_H
+#include <stdint.h>
+#include <string.h>
+#include "core_defs.h"
+
+#define MM_RP_MAGIC 0x4d4d5250u
+#define MM_RP_G 16           /* rows per group */
+#define MM_RP_Q4_0_BLOCK 288 /* bytes of 16 rows' Q4_0 block */
+
+typedef struct {
+    uint32_t magic;
+    int32_t type;
+    int64_t ne0, ne1, nb1;   /* K, M and the row stride of the tensor it copies */
+    const void * src;        /* the tensor's data when copied */
+    const char * data;       /* the copy */
+} mm_repack;
+
+/* The element size of a float type's copy, or 0 for Q4_0 (block layout), -1 unsupported. */
+static inline int mm_rp_elem(int type) {
+    if (type == GGML_TYPE_F32) return 4;
+    if (type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) return 2;
+    if (type == GGML_TYPE_Q4_0) return 0;
+    return -1;
+}
+
+/* 1 when a copy of a (type, K, M) matrix can be made. */
+static inline int mm_repack_supported(int type, int64_t K) {
+    const int es = mm_rp_elem(type);
+    return es > 0 || (es == 0 && K > 0 && K % 256 == 0);
+}
+
+static inline int64_t mm_repack_bytes(int type, int64_t K, int64_t M) {
+    const int64_t groups = (M + MM_RP_G - 1) / MM_RP_G;
+    const int es = mm_rp_elem(type);
+    if (es == 0) return groups * (K / 32) * MM_RP_Q4_0_BLOCK;
+    return groups * K * MM_RP_G * es;
+}
+
+/* The copy's groups [g0, g1) of a 2-D tensor a (rows adjacent along K). */
+static inline void mm_repack_fill(const ggml_tensor * a, char * out, int64_t g0, int64_t g1) {
+    const int64_t K = a->ne[0], M = a->ne[1];
+    const int es = mm_rp_elem(a->type);
+    if (es == 0) {                                   /* Q4_0: 18-byte blocks {d, qs[16]} */
+        const int64_t nb = K / 32;
+        for (int64_t g = g0; g < g1; g++) {
+            char * o = out + g * nb * MM_RP_Q4_0_BLOCK;
+            for (int64_t b = 0; b < nb; b++, o += MM_RP_Q4_0_BLOCK) {
+                memset(o, 0, MM_RP_Q4_0_BLOCK);
+                for (int i = 0; i < MM_RP_G; i++) {
+                    const int64_t m = g * MM_RP_G + i;
+                    if (m >= M) break;
+                    const char * blk = (const char *)a->data + m * a->nb[1] + b * 18;
+                    memcpy(o + 2 * i, blk, 2);
+                    for (int j = 0; j < 4; j++) memcpy(o + 32 + 64 * j + 4 * i, blk + 2 + 4 * j, 4);
+                }
+            }
+        }
+        return;
+    }
+    for (int64_t g = g0; g < g1; g++) {
+        char * o = out + g * K * MM_RP_G * es;
+        for (int i = 0; i < MM_RP_G; i++) {
+            const int64_t m = g * MM_RP_G + i;
+            if (m < M) {
+                const char * row = (const char *)a->data + m * a->nb[1];
+                if (es == 4)
+                    for (int64_t k = 0; k < K; k++) memcpy(o + (k * MM_RP_G + i) * 4, row + k * 4, 4);
+                else
+                    for (int64_t k = 0; k < K; k++) memcpy(o + (k * MM_RP_G + i) * 2, row + k * 2, 2);
+            } else {
+                for (int64_t k = 0; k < K; k++) memset(o + (k * MM_RP_G + i) * es, 0, (size_t)es);
+            }
+        }
+    }
+}
+
+/* The header in a->extra when it still describes a (see above), else NULL. */
+static inline const mm_repack * mm_repack_of(const ggml_tensor * a) {
+    const mm_repack * r = (const mm_repack *)a->extra;
+    const int es = mm_rp_elem(a->type);
+    if (r == NULL || es < 0 || r->magic != MM_RP_MAGIC || r->type != a->type || r->src != a->data
+        || r->ne0 != a->ne[0] || r->ne1 != a->ne[1] || r->nb1 != a->nb[1]
+        || a->ne[2] != 1 || a->ne[3] != 1 || a->nb[0] != (es ? es : 18)
+        || !mm_repack_supported(a->type, a->ne[0]))
+        return NULL;
+    return r;
+}
+#endif
