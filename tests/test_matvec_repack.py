@@ -137,10 +137,10 @@ def test_repack_bad_arguments():
         _mul_mat.repack_for_matvec(np.zeros((4, 4), np.float32))
     with pytest.raises(TypeError):
         _mul_mat.repack_for_matvec(None)
-    with pytest.raises(TypeError, match="F32, F16, BF16 or Q4_0"):
+    with pytest.raises(TypeError, match="F32, F16, BF16, Q4_0 or Q8_0"):
         _mul_mat.repack_for_matvec(ctx.new_tensor_2d(T.I32, 4, 4))
-    with pytest.raises(TypeError, match="F32, F16, BF16 or Q4_0"):
-        _mul_mat.repack_for_matvec(ctx.new_tensor_2d(T.Q8_0, 32, 4))
+    with pytest.raises(TypeError, match="F32, F16, BF16, Q4_0 or Q8_0"):
+        _mul_mat.repack_for_matvec(ctx.new_tensor_2d(T.Q4_K, 256, 4))
     with pytest.raises(ValueError, match="2-D"):
         _mul_mat.repack_for_matvec(ctx.new_tensor_3d(T.F32, 4, 4, 2))
     t = ctx.new_tensor_2d(T.F32, 8, 4)
@@ -171,13 +171,16 @@ def test_copy_after_context_reset_is_inert():
     _gc.collect()
 
 
-# ------------------------------------------------------------------ Q4_0 copies
-def _q4_0_setup(M, K, N, seed, batch=1):
+# ------------------------------------------------------------------ Q4_0 / Q8_0 copies
+QTYPES = [T.Q4_0, T.Q8_0]
+
+
+def _q_setup(t, M, K, N, seed, batch=1):
     from _quant_data import random_blocks
     rng = np.random.default_rng(seed)
-    raw = random_blocks(T.Q4_0, M, K, rng)
+    raw = random_blocks(t, M, K, rng)
     ctx = Context(32 << 20)
-    a = ctx.new_tensor(T.Q4_0, (K, M))
+    a = ctx.new_tensor(t, (K, M))
     a.raw()[...] = raw.reshape(a.raw().shape)
     xb = rng.standard_normal((batch, N, K)).astype(np.float32)
     b = ctx.tensor_from(xb if batch > 1 else xb[0])
@@ -187,30 +190,50 @@ def _q4_0_setup(M, K, N, seed, batch=1):
     return ctx, a, y, g
 
 
+@pytest.mark.parametrize("t", QTYPES, ids=lambda t: t.name)
 @pytest.mark.parametrize("M", [1, 16, 17, 40, 100])
 @pytest.mark.parametrize("K", [256, 768])
 @pytest.mark.parametrize("N", [1, 3, 9])
-def test_q4_0_copy_is_bitwise_the_row_dots(M, K, N):
-    ctx, a, y, g = _q4_0_setup(M, K, N, seed=M * 7 + K + N)
+def test_quant_copy_is_bitwise_the_row_dots(t, M, K, N):
+    ctx, a, y, g = _q_setup(t, M, K, N, seed=M * 7 + K + N)
     want = _run(g, y, 1)
     assert_bitwise(_run(g, y, 3), want)
     c = _mul_mat.repack_for_matvec(a, n_threads=2)
-    assert c.attached and c.nbytes == -(-M // 16) * 16 * (K // 32) * 18
+    assert c.attached and c.nbytes == -(-M // 16) * 16 * (K // 32) * t.type_size
     for nt in (1, 2, 3):
         assert_bitwise(_run(g, y, nt), want)
 
 
-def test_q4_0_copy_with_batched_b():
-    ctx, a, y, g = _q4_0_setup(33, 512, 2, seed=9, batch=3)
+@pytest.mark.parametrize("t", QTYPES, ids=lambda t: t.name)
+def test_quant_copy_with_batched_b(t):
+    ctx, a, y, g = _q_setup(t, 33, 512, 2, seed=9, batch=3)
     want = _run(g, y, 2)
     c = _mul_mat.repack_for_matvec(a)
     assert_bitwise(_run(g, y, 2), want)
     assert c.attached
 
 
-def test_q4_0_copy_needs_whole_groups_of_256():
+def test_quant_extremes_bitwise():
+    """Q8_0 quants of -128 (|x| = 128 unsigned) and all-zero / huge scales."""
+    M, K = 20, 256
+    for t in QTYPES:
+        ctx, a, y, g = _q_setup(t, M, K, 2, seed=3)
+        raw = a.raw()
+        blocks = raw.reshape(-1, t.type_size)
+        blocks[::3, 2:] = 0x80                       # Q8_0: -128; Q4_0: nibbles 0 and 8
+        blocks[1::5, 0:2] = np.array([0x7BFF], np.uint16).view(np.uint8)   # 65504
+        blocks[2::7, 0:2] = 0
+        want = _run(g, y, 1)
+        c = _mul_mat.repack_for_matvec(a)
+        assert_bitwise(_run(g, y, 2), want)
+        del c
+
+
+def test_quant_copy_needs_whole_groups_of_256():
     ctx = Context(4 << 20)
-    with pytest.raises(ValueError, match="multiple of 256"):
-        _mul_mat.repack_for_matvec(ctx.new_tensor(T.Q4_0, (96, 4)))
-    assert _mul_mat.repack_helps(int(T.F16)) and not _mul_mat.repack_helps(int(T.Q8_0))
+    for t in QTYPES:
+        with pytest.raises(ValueError, match="multiple of 256"):
+            _mul_mat.repack_for_matvec(ctx.new_tensor(t, (96, 4)))
+    assert _mul_mat.repack_helps(int(T.F16)) and not _mul_mat.repack_helps(int(T.Q4_K))
     assert _mul_mat.repack_helps(int(T.Q4_0)) == _mul_mat.Q4_0_RP_BUILT
+    assert _mul_mat.repack_helps(int(T.Q8_0)) == _mul_mat.Q4_0_RP_BUILT

@@ -10,7 +10,7 @@ from libc.string cimport memset
 import numpy as np
 
 from ggml_cy.core._core cimport ggml_tensor, GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16
-from ggml_cy.core._core cimport GGML_TYPE_Q4_0
+from ggml_cy.core._core cimport GGML_TYPE_Q4_0, GGML_TYPE_Q8_0
 from ggml_cy.core._core cimport Tensor
 from ggml_cy.cpu._kernels cimport default_num_threads, pool_run
 from ggml_cy.core._core cimport scratch_take, scratch_give
@@ -184,15 +184,15 @@ cdef class MatvecCopy:
 
 def repack_helps(int type):
     """Whether this build's graph kernels read a row-interleaved copy of a weight of this
-    type (F32, F16, BF16 everywhere; Q4_0 where AVX-512 runs the dots)."""
+    type (F32, F16, BF16 everywhere; Q4_0 and Q8_0 where AVX-512 runs the dots)."""
     if type in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16):
         return True
-    return type == GGML_TYPE_Q4_0 and Q4_0_RP_BUILT
+    return (type == GGML_TYPE_Q4_0 or type == GGML_TYPE_Q8_0) and Q4_0_RP_BUILT
 
 
 def repack_for_matvec(Tensor tensor not None, n_threads=None):
-    """Attaches a row-interleaved copy of a 2-D F32/F16/BF16 weight tensor (or Q4_0 with a
-    multiple of 256 values per row) for the graph's mat-vec paths (float mul_mat with at
+    """Attaches a row-interleaved copy of a 2-D F32/F16/BF16 weight tensor (or Q4_0 / Q8_0
+    with a multiple of 256 values per row) for the graph's mat-vec paths (float mul_mat with at
     most 4 columns; quantized mul_mat's dots at any column count) and returns it (a
     MatvecCopy; keep it: dropping it detaches the copy).
 
@@ -203,14 +203,17 @@ def repack_for_matvec(Tensor tensor not None, n_threads=None):
     model's weights never change). It costs as much memory as the tensor, and is ignored by
     views of the tensor and by other tensors over the same memory."""
     cdef ggml_tensor * t = tensor.ptr()     # raises for a stale or detached tensor
-    if t.type not in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0):
-        raise TypeError("repack_for_matvec: the tensor must be F32, F16, BF16 or Q4_0")
-    cdef int64_t es = 4 if t.type == GGML_TYPE_F32 else (18 if t.type == GGML_TYPE_Q4_0 else 2)
-    if t.type == GGML_TYPE_Q4_0 and not mm_repack_supported(t.type, t.ne[0]):
-        raise ValueError("repack_for_matvec: a Q4_0 tensor's rows must hold a multiple of "
-                         "256 values")
+    if t.type not in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0,
+                      GGML_TYPE_Q8_0):
+        raise TypeError("repack_for_matvec: the tensor must be F32, F16, BF16, Q4_0 or Q8_0")
+    cdef bint quant = t.type == GGML_TYPE_Q4_0 or t.type == GGML_TYPE_Q8_0
+    cdef int64_t es = 4 if t.type == GGML_TYPE_F32 else (
+        18 if t.type == GGML_TYPE_Q4_0 else (34 if t.type == GGML_TYPE_Q8_0 else 2))
+    if quant and not mm_repack_supported(t.type, t.ne[0]):
+        raise ValueError("repack_for_matvec: a Q4_0 / Q8_0 tensor's rows must hold a "
+                         "multiple of 256 values")
     if t.ne[2] != 1 or t.ne[3] != 1 or t.nb[0] != es or t.nb[1] < t.ne[0] // (
-            32 if t.type == GGML_TYPE_Q4_0 else 1) * es:
+            32 if quant else 1) * es:
         raise ValueError("repack_for_matvec: the tensor must be 2-D with adjacent elements "
                          "in each row")
     if t.ne[0] <= 0 or t.ne[1] <= 0 or t.data == NULL:

@@ -223,7 +223,7 @@ class LlamaModel:
     backend "cpu" or "cuda" (ggml's backend names, any case); device the CUDA device.
 
     ``repack`` (CPU backend, default True): keep a row-interleaved copy of every F32, F16,
-    BF16 weight matrix, and of Q4_0 ones where AVX-512 runs the quantized dots, for the
+    BF16 weight matrix, and of Q4_0 / Q8_0 ones where AVX-512 runs the quantized dots, for the
     decode steps (``ggml_cy.cpu._mul_mat.repack_for_matvec``; the idea of llama.cpp's CPU
     repack buffers). The logits have the same bits either way; decode reads one sequential
     stream per matrix, 16 rows per instruction (2-4x the weight bandwidth on one core). It
@@ -345,7 +345,7 @@ class LlamaModel:
             typ = GGMLType(t.type)
             if not _mul_mat.repack_helps(int(typ)):
                 continue
-            if typ == GGMLType.Q4_0 and t.ne[0] % 256:
+            if typ in (GGMLType.Q4_0, GGMLType.Q8_0) and t.ne[0] % 256:
                 continue                     # the copy needs whole groups of 8 blocks
             self._repacks.append(_mul_mat.repack_for_matvec(t, n_threads=self.n_threads))
             done.add(id(t))

@@ -10,9 +10,10 @@
  * Layouts (rows past M are zero; each group starts 64-byte aligned when data does):
  *   F32 / F16 / BF16: group g, element k: the 16 values a[16g + i][k], i = 0..15, in a's
  *     own type (mul_mat.h's mm_gemv_rp_*).
- *   Q4_0 (K a multiple of 256): group g, block b: 32 bytes of the 16 rows' float16 scales,
- *     then for j = 0..3 the 16 rows' quant bytes qs[4j .. 4j+3] (64 bytes), 288 bytes per
- *     16 row-blocks, exactly the rows' own bytes (vecdot.h's vd_q4_0_rp16).
+ *   Q4_0 / Q8_0 (K a multiple of 256): group g, block b: 32 bytes of the 16 rows' float16
+ *     scales, then for j = 0..3 (Q8_0: 0..7) the 16 rows' quant bytes qs[4j .. 4j+3] (64
+ *     bytes): 288 (544) bytes per 16 row-blocks, exactly the rows' own bytes (vecdot.h's
+ *     vd_rp16).
  * The kernels compute every output with the float operations of the row-wise paths in the
  * same order, so the bits are the same with or without the copy.
  *
@@ -29,6 +30,7 @@
 #define MM_RP_MAGIC 0x4d4d5250u
 #define MM_RP_G 16           /* rows per group */
 #define MM_RP_Q4_0_BLOCK 288 /* bytes of 16 rows' Q4_0 block */
+#define MM_RP_Q8_0_BLOCK 544 /* bytes of 16 rows' Q8_0 block */
 
 typedef struct {
     uint32_t magic;
@@ -38,12 +40,18 @@ typedef struct {
     const char * data;       /* the copy */
 } mm_repack;
 
-/* The element size of a float type's copy, or 0 for Q4_0 (block layout), -1 unsupported. */
+/* The element size of a float type's copy, or 0 for Q4_0 / Q8_0 (block layouts), -1
+ * unsupported. */
 static inline int mm_rp_elem(int type) {
     if (type == GGML_TYPE_F32) return 4;
     if (type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) return 2;
-    if (type == GGML_TYPE_Q4_0) return 0;
+    if (type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q8_0) return 0;
     return -1;
+}
+
+/* A quantized copy's bytes per 16 row-blocks, and the source block's size and quant words. */
+static inline int64_t mm_rp_qblock(int type) {
+    return type == GGML_TYPE_Q8_0 ? MM_RP_Q8_0_BLOCK : MM_RP_Q4_0_BLOCK;
 }
 
 /* 1 when a copy of a (type, K, M) matrix can be made. */
@@ -55,7 +63,7 @@ static inline int mm_repack_supported(int type, int64_t K) {
 static inline int64_t mm_repack_bytes(int type, int64_t K, int64_t M) {
     const int64_t groups = (M + MM_RP_G - 1) / MM_RP_G;
     const int es = mm_rp_elem(type);
-    if (es == 0) return groups * (K / 32) * MM_RP_Q4_0_BLOCK;
+    if (es == 0) return groups * (K / 32) * mm_rp_qblock(type);
     return groups * K * MM_RP_G * es;
 }
 
@@ -63,18 +71,19 @@ static inline int64_t mm_repack_bytes(int type, int64_t K, int64_t M) {
 static inline void mm_repack_fill(const ggml_tensor * a, char * out, int64_t g0, int64_t g1) {
     const int64_t K = a->ne[0], M = a->ne[1];
     const int es = mm_rp_elem(a->type);
-    if (es == 0) {                                   /* Q4_0: 18-byte blocks {d, qs[16]} */
-        const int64_t nb = K / 32;
+    if (es == 0) {           /* Q4_0 {d, qs[16]} 18 bytes, Q8_0 {d, qs[32]} 34 bytes */
+        const int64_t nb = K / 32, qb = mm_rp_qblock(a->type);
+        const int words = a->type == GGML_TYPE_Q8_0 ? 8 : 4, sb = 2 + 4 * words;
         for (int64_t g = g0; g < g1; g++) {
-            char * o = out + g * nb * MM_RP_Q4_0_BLOCK;
-            for (int64_t b = 0; b < nb; b++, o += MM_RP_Q4_0_BLOCK) {
-                memset(o, 0, MM_RP_Q4_0_BLOCK);
+            char * o = out + g * nb * qb;
+            for (int64_t b = 0; b < nb; b++, o += qb) {
+                memset(o, 0, (size_t)qb);
                 for (int i = 0; i < MM_RP_G; i++) {
                     const int64_t m = g * MM_RP_G + i;
                     if (m >= M) break;
-                    const char * blk = (const char *)a->data + m * a->nb[1] + b * 18;
+                    const char * blk = (const char *)a->data + m * a->nb[1] + b * sb;
                     memcpy(o + 2 * i, blk, 2);
-                    for (int j = 0; j < 4; j++) memcpy(o + 32 + 64 * j + 4 * i, blk + 2 + 4 * j, 4);
+                    for (int j = 0; j < words; j++) memcpy(o + 32 + 64 * j + 4 * i, blk + 2 + 4 * j, 4);
                 }
             }
         }
@@ -103,7 +112,8 @@ static inline const mm_repack * mm_repack_of(const ggml_tensor * a) {
     const int es = mm_rp_elem(a->type);
     if (r == NULL || es < 0 || r->magic != MM_RP_MAGIC || r->type != a->type || r->src != a->data
         || r->ne0 != a->ne[0] || r->ne1 != a->ne[1] || r->nb1 != a->nb[1]
-        || a->ne[2] != 1 || a->ne[3] != 1 || a->nb[0] != (es ? es : 18)
+        || a->ne[2] != 1 || a->ne[3] != 1
+        || a->nb[0] != (es ? es : (a->type == GGML_TYPE_Q8_0 ? 34 : 18))
         || !mm_repack_supported(a->type, a->ne[0]))
         return NULL;
     return r;

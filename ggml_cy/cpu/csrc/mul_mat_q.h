@@ -219,7 +219,9 @@ static inline int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char
     /* Q4_0 weights with a row-interleaved copy (matvec_repack.h): 16 rows per call, the
      * same bits as the row-wise dots */
 #if defined(VD_Q4_0_RP)
-    const mm_repack * rp = a->type == GGML_TYPE_Q4_0 && nblk % 8 == 0 ? mm_repack_of(a) : NULL;
+    const mm_repack * rp = (a->type == GGML_TYPE_Q4_0 || a->type == GGML_TYPE_Q8_0) && nblk % 8 == 0
+        ? mm_repack_of(a) : NULL;
+    const int rp_q8 = a->type == GGML_TYPE_Q8_0;
 #endif
     int64_t grab = total / (8 * (int64_t)nth);
     if (grab < 1) grab = 1;
@@ -235,10 +237,10 @@ static inline int mmq_dots(const ggml_tensor * dst, int ith, int nth, const char
         char * db = (char *)dst->data + i12 * dst->nb[2] + i13 * dst->nb[3] + n0 * dst->nb[1];
 #if defined(VD_Q4_0_RP)
         if (rp != NULL) {
-            const uint8_t * xg = (const uint8_t *)rp->data + rbk * nblk * MM_RP_Q4_0_BLOCK;
+            const uint8_t * xg = (const uint8_t *)rp->data + rbk * nblk * mm_rp_qblock(a->type);
             for (int64_t n = n0; n < n1; n++)
-                vd_q4_0_rp16(nblk, xg, (const uint8_t *)(yb + (n - n0) * rb),
-                             (float *)(db + (n - n0) * dst->nb[1]) + m0, (int)(m1 - m0));
+                (rp_q8 ? vd_q8_0_rp16 : vd_q4_0_rp16)(nblk, xg, (const uint8_t *)(yb + (n - n0) * rb),
+                                                      (float *)(db + (n - n0) * dst->nb[1]) + m0, (int)(m1 - m0));
             continue;
         }
 #endif

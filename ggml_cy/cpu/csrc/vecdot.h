@@ -564,17 +564,19 @@ void vd_group_a512(const int type, const int NC, int64_t ib, int64_t nb, const u
         }
     }
 }
-/* Sixteen Q4_0 rows from their row-interleaved copy (matvec_repack.h; nb a multiple of 8)
- * against one converted activation row y: s[i] for rows i < nr. Lane r of every vector is
- * row r, and each row gets exactly the float operations vd_row_a gives it, in the same
- * order (so the bits are the row-wise path's at every dispatch level): per block b the
- * scale sc = dx * dy; the int32 sums of the eight 4-byte groups l (lane l of the row-wise
- * path: values 4l.. of the low nibbles for l < 4, 16 + 4(l-4).. of the high ones), each
- * turned into a float and FMA'd with sc into A[l] (even blocks) or B[l] (odd blocks); the
- * bias fma(-8 sum(y_b), sc, M[b % 8]); at the end vd_hsum_ps's tree over
- * (A[l] + B[l]) + M[l]. One instruction then serves 16 rows instead of a tile of one row. */
-static inline void vd_q4_0_rp16(int64_t nb, const uint8_t * xg, const uint8_t * y, float * s,
-                                int nr) {
+/* Sixteen Q4_0 or Q8_0 rows from their row-interleaved copy (matvec_repack.h; nb a
+ * multiple of 8) against one converted activation row y: s[i] for rows i < nr. Lane r of
+ * every vector is row r, and each row gets exactly the float operations vd_row_a gives it,
+ * in the same order (so the bits are the row-wise path's at every dispatch level): per
+ * block b the scale sc = dx * dy; the int32 sums of the eight 4-byte groups l (lane l of
+ * the row-wise path: Q4_0 values 4l.. of the low nibbles for l < 4, 16 + 4(l-4).. of the
+ * high ones; Q8_0 values 4l..4l+3), each turned into a float and FMA'd with sc into A[l]
+ * (even blocks) or B[l] (odd blocks); Q4_0's bias fma(-8 sum(y_b), sc, M[b % 8]); at the
+ * end vd_hsum_ps's tree over (A[l] + B[l]) + M[l] (M zero for Q8_0, as there). One
+ * instruction then serves 16 rows instead of a tile of one row. */
+static inline __attribute__((always_inline))
+void vd_rp16(const int q8, int64_t nb, const uint8_t * xg, const uint8_t * y, float * s, int nr) {
+    const int64_t bbytes = q8 ? MM_RP_Q8_0_BLOCK : MM_RP_Q4_0_BLOCK;
     const float * yd = (const float *)(y + 32 * nb);
     const float * ys = yd + nb;
     __m512 A[8], B[8], Mb[8];
@@ -582,23 +584,30 @@ static inline void vd_q4_0_rp16(int64_t nb, const uint8_t * xg, const uint8_t * 
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     for (int64_t ib = 0; ib < nb; ib += 8) {
         for (int b = 0; b < 8; b++) {
-            const uint8_t * blk = xg + (ib + b) * MM_RP_Q4_0_BLOCK;
+            const uint8_t * blk = xg + (ib + b) * bbytes;
             const int32_t * yq = (const int32_t *)(y + 32 * (ib + b));
             const __m512 sc = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)blk)),
                                             _mm512_set1_ps(yd[ib + b]));
-            Mb[b] = _mm512_fmadd_ps(_mm512_set1_ps(ys[ib + b] * -8.0f), sc, Mb[b]);
-            for (int j = 0; j < 4; j++) {
+            if (!q8) Mb[b] = _mm512_fmadd_ps(_mm512_set1_ps(ys[ib + b] * -8.0f), sc, Mb[b]);
+            for (int j = 0; j < (q8 ? 8 : 4); j++) {
                 const __m512i w = _mm512_loadu_si512((const void *)(blk + 32 + 64 * j));
-                const __m512i lo = _mm512_and_si512(w, m4);
-                const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m4);
-                const __m512 flo = _mm512_cvtepi32_ps(VD_DPBUSD512(lo, _mm512_set1_epi32(yq[j])));
-                const __m512 fhi = _mm512_cvtepi32_ps(VD_DPBUSD512(hi, _mm512_set1_epi32(yq[4 + j])));
-                if (b & 1) {
-                    B[j] = _mm512_fmadd_ps(flo, sc, B[j]);
-                    B[4 + j] = _mm512_fmadd_ps(fhi, sc, B[4 + j]);
+                __m512 f0, f1 = _mm512_setzero_ps();
+                if (q8) {   /* |x| and y with x's sign, as vd_group_a512 */
+                    const __m512i yb = _mm512_set1_epi32(yq[j]);
+                    const __m512i sy = _mm512_mask_sub_epi8(yb, _mm512_movepi8_mask(w), _mm512_setzero_si512(), yb);
+                    f0 = _mm512_cvtepi32_ps(VD_DPBUSD512(_mm512_abs_epi8(w), sy));
                 } else {
-                    A[j] = _mm512_fmadd_ps(flo, sc, A[j]);
-                    A[4 + j] = _mm512_fmadd_ps(fhi, sc, A[4 + j]);
+                    const __m512i lo = _mm512_and_si512(w, m4);
+                    const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m4);
+                    f0 = _mm512_cvtepi32_ps(VD_DPBUSD512(lo, _mm512_set1_epi32(yq[j])));
+                    f1 = _mm512_cvtepi32_ps(VD_DPBUSD512(hi, _mm512_set1_epi32(yq[4 + j])));
+                }
+                if (b & 1) {
+                    B[j] = _mm512_fmadd_ps(f0, sc, B[j]);
+                    if (!q8) B[4 + j] = _mm512_fmadd_ps(f1, sc, B[4 + j]);
+                } else {
+                    A[j] = _mm512_fmadd_ps(f0, sc, A[j]);
+                    if (!q8) A[4 + j] = _mm512_fmadd_ps(f1, sc, A[4 + j]);
                 }
             }
         }
@@ -608,6 +617,12 @@ static inline void vd_q4_0_rp16(int64_t nb, const uint8_t * xg, const uint8_t * 
     const __m512 r = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(T[0], T[4]), _mm512_add_ps(T[2], T[6])),
                                    _mm512_add_ps(_mm512_add_ps(T[1], T[5]), _mm512_add_ps(T[3], T[7])));
     _mm512_mask_storeu_ps(s, nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1u), r);
+}
+static void vd_q4_0_rp16(int64_t nb, const uint8_t * xg, const uint8_t * y, float * s, int nr) {
+    vd_rp16(0, nb, xg, y, s, nr);
+}
+static void vd_q8_0_rp16(int64_t nb, const uint8_t * xg, const uint8_t * y, float * s, int nr) {
+    vd_rp16(1, nb, xg, y, s, nr);
 }
 #define VD_Q4_0_RP 1
 #endif
