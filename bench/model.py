@@ -47,7 +47,9 @@ TYPES = ["f16", "q8_0", "q4_0"]
 # ggml_cy's 2-thread Q8_0 decode 11.6 ms taken in turns, 3.8 ms alone). One untimed call of
 # the same library before each sample (the harness's warm_each) outlasts the other's spin;
 # a pause instead (settle_s) left every thread asleep and made both libraries 2-4x slower.
-WARM_EACH = 1
+# Three calls: with one, ggml_cy's 2-thread Q8_0 decode (4 ms a call) still measured 6.6 ms
+# in turns against 4.1 ms alone (llama.cpp's OpenMP threads spin for several ms).
+WARM_EACH = 3
 
 CONFIG = dict(n_vocab=16000, n_embd=768, n_layer=12, n_head=12, n_head_kv=4, n_ff=2048,
               n_ctx=1024)
