@@ -17,8 +17,6 @@
 //    cuBLAS path rounds dequantized weights and activations to f16); no scratch memory, so it
 //    is safe inside a captured CUDA graph. cuBLAS is not needed.
 #include <mma.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "ops.cuh"
 #include "quant.cuh"
@@ -494,166 +492,6 @@ __global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q4_0(mmq_args p) {
     mmv_finish<NC, R>(p, &acc[0][0], row0, i12, i13);
 }
 
-// Q4_0 times one column, staged (issue 12, the GPU mat-vec target): each warp takes SQ_RPW
-// whole rows; their bytes come in with coalesced 16-byte loads (a row of K/32 blocks of 18
-// bytes is a multiple of 16 bytes when K % 256 == 0) into the warp's slice of shared memory,
-// where four lanes share a block (lane 4j+i: qs bytes 4i..4i+3 = values 4i.. and 16+4i..),
-// eight blocks per pass. b comes into shared memory once per CTA, either as f32 (16-byte
-// chunks swizzled so that the two blocks a quarter-warp reads sit in different banks) or, with
-// SQ_INT8, as ggml's Q8_0 (int8 values and a float16-rounded scale per 32) for __dp4a dots.
-// Why: the half-block kernel above issues five 2-byte loads per 16 weights, scattered over a
-// warp's 288 bytes; ncu on an H100 showed it latency-bound at 41% issue, DRAM 31% busy.
-constexpr int SQ_WARPS = 4, SQ_RPW = 2, SQ_KMAX = 4096;
-constexpr int SQ_ROWB = SQ_KMAX / 32 * 18;              // bytes of a row at most (2304)
-constexpr int SQ_NV = (SQ_ROWB / 16 + 31) / 32;          // 16-byte vectors per lane and row
-
-__device__ __forceinline__ uint32_t sq_ld32a2(const uint8_t * p) {    // 2-byte aligned smem
-    return (uint32_t)*(const uint16_t *)p | ((uint32_t)*(const uint16_t *)(p + 2) << 16);
-}
-
-template <bool INT8>
-__global__ void __launch_bounds__(32 * SQ_WARPS) k_mmv_q4_0_st(mmq_args p) {
-    extern __shared__ __align__(16) unsigned char sq_smem[];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int K = p.K, nblk = K / 32, rowb = nblk * 18, nvec = rowb / 16;
-    uint8_t * wst = sq_smem + warp * SQ_RPW * SQ_ROWB;        // this warp's rows
-    unsigned char * bsm = sq_smem + SQ_WARPS * SQ_RPW * SQ_ROWB;
-    const int row0 = (blockIdx.x * SQ_WARPS + warp) * SQ_RPW;
-    const int z = blockIdx.y, i12 = z % p.ne12, i13 = z / p.ne12;
-    const char * abase = p.a + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
-    const float * b = (const float *)(p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3]);
-    // 1. the rows' bytes in flight
-    uint4 vv[SQ_RPW][SQ_NV];
-#pragma unroll
-    for (int r = 0; r < SQ_RPW; r++) {
-        const int row = row0 + r < p.M ? row0 + r : p.M - 1;    // past the end: not written
-        const uint4 * src = (const uint4 *)(abase + (int64_t)row * p.anb[1]);
-#pragma unroll
-        for (int j = 0; j < SQ_NV; j++) {
-            const int v = lane + 32 * j;
-            if (v < nvec) vv[r][j] = __ldg(src + v);
-        }
-    }
-    // 2. b into shared memory (every thread of the CTA)
-    if constexpr (INT8) {
-        int8_t * bq = (int8_t *)bsm;
-        float * bd = (float *)(bsm + K);
-        for (int blk = threadIdx.x; blk < nblk; blk += 32 * SQ_WARPS) {
-            float4 x[8];
-            float amax = 0.0f;
-#pragma unroll
-            for (int c = 0; c < 8; c++) {
-                x[c] = __ldg((const float4 *)(b + 32 * blk) + c);
-                amax = fmaxf(amax, fmaxf(fmaxf(fabsf(x[c].x), fabsf(x[c].y)), fmaxf(fabsf(x[c].z), fabsf(x[c].w))));
-            }
-            const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-#pragma unroll
-            for (int c = 0; c < 8; c++) {
-                const uint32_t w = (uint32_t)(uint8_t)(int8_t)roundf(x[c].x * id) |
-                                   ((uint32_t)(uint8_t)(int8_t)roundf(x[c].y * id) << 8) |
-                                   ((uint32_t)(uint8_t)(int8_t)roundf(x[c].z * id) << 16) |
-                                   ((uint32_t)(uint8_t)(int8_t)roundf(x[c].w * id) << 24);
-                ((uint32_t *)(bq + 32 * blk))[c] = w;
-            }
-            bd[blk] = __half2float(__float2half_rn(d));      // Q8_0 keeps d as float16
-        }
-    } else {
-        float4 * bs = (float4 *)bsm;
-        for (int c = threadIdx.x; c < K / 4; c += 32 * SQ_WARPS) {
-            const int j = c >> 3, t = c & 7;
-            bs[j * 8 + (t ^ ((j & 1) << 2))] = __ldg((const float4 *)b + c);
-        }
-    }
-    // 3. the rows into this warp's slice
-#pragma unroll
-    for (int r = 0; r < SQ_RPW; r++)
-#pragma unroll
-        for (int j = 0; j < SQ_NV; j++) {
-            const int v = lane + 32 * j;
-            if (v < nvec) ((uint4 *)(wst + r * SQ_ROWB))[v] = vv[r][j];
-        }
-    __syncthreads();
-    // 4. four lanes per block, eight blocks per pass
-    const int jb = lane >> 2, i = lane & 3;
-    float acc[SQ_RPW];
-#pragma unroll
-    for (int r = 0; r < SQ_RPW; r++) acc[r] = 0.0f;
-    for (int blk = jb; blk < nblk; blk += 8) {
-        if constexpr (INT8) {
-            const int32_t yl = ((const int32_t *)bsm)[8 * blk + i];
-            const int32_t yh = ((const int32_t *)bsm)[8 * blk + 4 + i];
-            const float db = ((const float *)(bsm + K))[blk];
-            const int sy = __dp4a(0x01010101, yl, __dp4a(0x01010101, yh, 0));
-#pragma unroll
-            for (int r = 0; r < SQ_RPW; r++) {
-                const uint8_t * blkp = wst + r * SQ_ROWB + blk * 18;
-                const uint32_t w = sq_ld32a2(blkp + 2 + 4 * i);
-                const int s = __dp4a((int)(w & 0x0f0f0f0fu), yl, __dp4a((int)((w >> 4) & 0x0f0f0f0fu), yh, 0));
-                const float dw = __half2float(__ushort_as_half(*(const uint16_t *)blkp));
-                acc[r] = fmaf(dw * db, (float)(s - 8 * sy), acc[r]);
-            }
-        } else {
-            const float4 * bs = (const float4 *)bsm;
-            const int sw = (blk & 1) << 2;
-            const float4 xl = bs[blk * 8 + (i ^ sw)], xh = bs[blk * 8 + ((4 + i) ^ sw)];
-#pragma unroll
-            for (int r = 0; r < SQ_RPW; r++) {
-                const uint8_t * blkp = wst + r * SQ_ROWB + blk * 18;
-                const uint32_t w = sq_ld32a2(blkp + 2 + 4 * i);
-                const uint32_t lo = w & 0x0f0f0f0fu, hi = (w >> 4) & 0x0f0f0f0fu;
-                float t = nib_f(lo, 0) * xl.x;
-                t = fmaf(nib_f(lo, 1), xl.y, t);
-                t = fmaf(nib_f(lo, 2), xl.z, t);
-                t = fmaf(nib_f(lo, 3), xl.w, t);
-                t = fmaf(nib_f(hi, 0), xh.x, t);
-                t = fmaf(nib_f(hi, 1), xh.y, t);
-                t = fmaf(nib_f(hi, 2), xh.z, t);
-                t = fmaf(nib_f(hi, 3), xh.w, t);
-                acc[r] = fmaf(__half2float(__ushort_as_half(*(const uint16_t *)blkp)), t, acc[r]);
-            }
-        }
-    }
-#pragma unroll
-    for (int r = 0; r < SQ_RPW; r++) {
-        float s = acc[r];
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        if (lane == 0 && row0 + r < p.M)
-            *(float *)(p.d + (int64_t)(row0 + r) * p.dnb[0] + (int64_t)i12 * p.dnb[2] + (int64_t)i13 * p.dnb[3]) = s;
-    }
-}
-
-static bool sq_usable(const mmq_args & p) {
-    return p.N == 1 && p.bvec && p.K % 256 == 0 && p.K <= SQ_KMAX && p.anb[1] % 16 == 0 &&
-           ((uintptr_t)p.a % 16) == 0 && p.anb[2] % 16 == 0 && p.anb[3] % 16 == 0;
-}
-
-// GGML_CY_Q4MMV (read once; device rounds compare the variants): "f32" / "int8" pick the
-// staged kernel with f32 or Q8_0 b; anything else (default) the half-block kernel.
-static int sq_variant() {
-    static const int v = [] {
-        const char * e = getenv("GGML_CY_Q4MMV");
-        if (e && !strcmp(e, "f32")) return 1;
-        if (e && !strcmp(e, "int8")) return 2;
-        return 0;
-    }();
-    return v;
-}
-
-static void sq_launch(const mmq_args & p, unsigned nbatch, cudaStream_t stream) {
-    const int variant = sq_variant();
-    const size_t bbytes = variant == 2 ? (size_t)p.K + (size_t)p.K / 32 * 4 : (size_t)p.K * 4;
-    const size_t smem = (size_t)SQ_WARPS * SQ_RPW * SQ_ROWB + bbytes;
-    const dim3 grid(ceil_div(p.M, SQ_WARPS * SQ_RPW), nbatch);
-    if (variant == 2) {
-        cudaFuncSetAttribute(k_mmv_q4_0_st<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        k_mmv_q4_0_st<true><<<grid, 32 * SQ_WARPS, smem, stream>>>(p);
-    } else {
-        cudaFuncSetAttribute(k_mmv_q4_0_st<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        k_mmv_q4_0_st<false><<<grid, 32 * SQ_WARPS, smem, stream>>>(p);
-    }
-}
-
 // Tensor-core GEMM: 64x64 output tiles, 4 warps of 32x32, k steps of 32.
 constexpr int GM = 64, GN = 64, GK = 32;
 
@@ -780,8 +618,7 @@ int mul_mat_q_forward(ggml_tensor * dst, cudaStream_t stream) {
             // the same with int8 b and dp4a 10.1-13.6, with programmatic dependent launch
             // 19.6-24.0; this kernel 8.8 us (7.3 with the weights L2-resident).
             if constexpr (Q::TYPE == GGML_TYPE_Q4_0) {
-                if (sq_variant() != 0 && sq_usable(p)) sq_launch(p, (unsigned)nbatch, stream);
-                else if (p.N == 1) k_mmv_q4_0<1, 4><<<grid(4), block, 0, stream>>>(p);
+                if (p.N == 1) k_mmv_q4_0<1, 4><<<grid(4), block, 0, stream>>>(p);
                 else if (p.N == 2) k_mmv_q4_0<2, 2><<<grid(2), block, 0, stream>>>(p);
                 else if (p.N <= 4) k_mmv_q4_0<4, 4><<<grid(4), block, 0, stream>>>(p);
                 else k_mmv_q4_0<8, 4><<<grid(4), block, 0, stream>>>(p);
