@@ -40,6 +40,10 @@ from bench import _env, _harness, _libs, _report
 from bench._harness import Call, Case, Setup, Target
 
 LIBS = ["ggml_cy", "llama.cpp", "ggml_cy-cuda", "torch-eager"]
+# GGML_CY_BENCH_MODEL_LIBS="ggml_cy,llama.cpp": only these libraries (the others are skipped
+# with a note), e.g. to time the CPU libraries on a GPU machine without the GPU ones loaded.
+ONLY = [x.strip() for x in os.environ.get("GGML_CY_BENCH_MODEL_LIBS", "").split(",")
+        if x.strip()]
 TYPES = ["f16", "q8_0", "q4_0"]
 # Libraries take turns sample by sample; llama.cpp's worker threads spin-wait for a while
 # after a graph (and ggml_cy's pool threads after a job), so a sample taken right after the
@@ -236,7 +240,8 @@ def build_cases(env, opts):
             torch.cuda.empty_cache()
 
     def skips(wtype):
-        s = {}
+        s = {lib: "left out (GGML_CY_BENCH_MODEL_LIBS)" for lib in LIBS
+             if ONLY and lib not in ONLY}
         if llama_cpp is None:
             s["llama.cpp"] = env["llama_cpp_note"]
         if not env["gpu_ok"]:
@@ -271,8 +276,8 @@ def build_cases(env, opts):
                 return None
             return obj
 
-        m = opened("cy", "ggml_cy", lambda: gc_llama.LlamaModel(path, n_ctx=n_ctx,
-                                                                 n_threads=opts.threads))
+        m = None if "ggml_cy" in s else opened(
+            "cy", "ggml_cy", lambda: gc_llama.LlamaModel(path, n_ctx=n_ctx, n_threads=opts.threads))
         if m is not None:
             impls["ggml_cy"] = (Call(_cy_prompt, m, prompt) if kind == "prompt"
                                 else Call(_cy_decoder(m, prompt, span)))
