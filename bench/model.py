@@ -54,10 +54,13 @@ TYPES = ["f16", "q8_0", "q4_0"]
 # Three calls: with one, ggml_cy's 2-thread Q8_0 decode (4 ms a call) still measured 6.6 ms
 # in turns against 4.1 ms alone (llama.cpp's OpenMP threads spin for several ms). On the
 # 16-core host even three 1.5 ms calls were not enough (16-thread Q4_0 decode 2.05 ms in
-# turns, 1.44 ms alone), so each sample also starts with a pause (SETTLE_S) in which the
-# other library's threads go to sleep, before the warm-up calls wake the library's own.
+# turns, 1.27 ms in a loop alone), and a pause before every sample (so that the other
+# library's threads sleep) left cold cores: 1.5-1.8 ms. So the libraries do not take turns
+# (BLOCKS, the harness's Setup.blocks): each one's samples run back to back after a pause
+# and three warm-up calls, one library after the other.
 WARM_EACH = 3
 SETTLE_S = 0.05
+BLOCKS = True
 
 CONFIG = dict(n_vocab=16000, n_embd=768, n_layer=12, n_head=12, n_head_kv=4, n_ff=2048,
               n_ctx=1024)
@@ -312,11 +315,12 @@ def build_cases(env, opts):
         def prompt_setup(wtype=wtype):
             impls, s = open_models(wtype, "prompt")
             return Setup(impls, per_op=n_prompt, skipped=s, sync=env["sync"], warm_each=WARM_EACH,
-                         settle_s=SETTLE_S)
+                         settle_s=SETTLE_S, blocks=BLOCKS)
 
         def decode_setup(wtype=wtype, wbytes=wbytes):
             impls, s = open_models(wtype, "decode")
-            return Setup(impls, nbytes=wbytes, skipped=s, sync=env["sync"], warm_each=WARM_EACH, settle_s=SETTLE_S,
+            return Setup(impls, nbytes=wbytes, skipped=s, sync=env["sync"], warm_each=WARM_EACH,
+                         settle_s=SETTLE_S, blocks=BLOCKS,
                          notes=[f"{wtype.upper()}: {wbytes / 1e6:.1f} MB of weights read "
                                 "per decoded token"])
 
