@@ -30,8 +30,10 @@ def main(wtype: str = "q8_0", n_tokens: int = 16, n_threads: Optional[int] = Non
     if n_threads is None:
         n_threads = ggml_cy.get_num_threads()       # ggml_cy's default thread count
     if backends is None:
-        import ggml_cy.cuda
-        gpu = bool(ggml_cy.cuda.is_available())  # type: ignore[no-untyped-call]
+        # (a plain `import ggml_cy.cuda` here would make ggml_cy local to this function,
+        # unbound above when n_threads is None)
+        from ggml_cy import cuda as gcuda
+        gpu = bool(gcuda.is_available())  # type: ignore[no-untyped-call]
         backends = ["cpu"] + (["cuda"] if gpu else [])
     with tempfile.TemporaryDirectory() as tmp:
         path = path or os.path.join(tmp, f"tiny-llama-{wtype}.gguf")

@@ -382,6 +382,13 @@ def test_example_generates(tmp_path, capsys):
     assert [first] + m.generate([first], 4) == toks
 
 
+def test_example_with_its_defaults(tmp_path, capsys):
+    """The command line's path: n_threads None (ggml_cy's default), backends found."""
+    ex = _load("examples/llama_from_gguf.py", "llama_from_gguf_defaults")
+    toks = ex.main("q8_0", n_tokens=3, prompt_len=4, path=str(tmp_path / "d.gguf"))
+    assert len(toks) == 3 and "[cpu] decode:" in capsys.readouterr().out
+
+
 def test_compare_llama_cpp_script():
     tool = _load("tools/compare_llama_cpp.py", "compare_llama_cpp")
     try:
