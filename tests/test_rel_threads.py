@@ -1,11 +1,13 @@
 """ggml_cy.threads(n) blocks in several Python threads (issue 17): each block is an override
 for the thread that runs it, so interleaved blocks never leave the process-wide count
 changed (before: 8 threads x 200 blocks ended at 8, 8, 2, 6 instead of the initial 2)."""
+import os
 import random
 import sys
 import threading
 
 import numpy as np
+import pytest
 
 import ggml_cy
 from ggml_cy.cpu import _kernels
@@ -141,3 +143,26 @@ def test_pool_many_python_threads_bitwise():
         t.join()
     assert not errors, errors[:3]
     assert _kernels._pool_cached_workers() <= before + 8   # at most 8 teams stay cached
+
+
+@pytest.mark.parametrize("value", ["0", "lots", "-5", "2000"])
+def test_barrier_yield_setting(value):
+    """GGML_CY_BARRIER_YIELD_US (graph barriers: yield after the pause spin before sleeping):
+    any value, good or malformed, leaves imports and multi-threaded graphs correct."""
+    import subprocess
+    import sys
+    code = (
+        "import numpy as np, ggml_cy as gc\n"
+        "ctx = gc.Context(1 << 24)\n"
+        "x = ctx.tensor_from(np.arange(1 << 16, dtype=np.float32))\n"
+        "y = x\n"
+        "for _ in range(20): y = ctx.add(ctx.mul(y, x), x)\n"
+        "g = ctx.new_graph(); g.build_forward_expand(y); g.compute(2)\n"
+        "ref = np.arange(1 << 16, dtype=np.float32); r = ref.copy()\n"
+        "for _ in range(20): r = r * ref + ref\n"
+        "assert np.array_equal(y.numpy(), r)\n"
+        "print('ok')\n")
+    env = dict(os.environ, GGML_CY_BARRIER_YIELD_US=value)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

@@ -135,3 +135,21 @@ def _spin_from_env():
 
 
 _spin_from_env()
+
+
+def _barrier_yield_from_env():
+    """GGML_CY_BARRIER_YIELD_US: microseconds a graph barrier's waiter keeps yielding the
+    CPU after its pause spin before it sleeps (default 3000; 0: sleep right after the spin).
+    Malformed or negative values are ignored."""
+    raw = os.environ.get("GGML_CY_BARRIER_YIELD_US", "").strip()
+    if raw == "" or raw.lower() == "default":
+        return
+    try:
+        us = int(raw)
+    except ValueError:
+        return
+    if 0 <= us <= 10**9:
+        _kernels._pool_set_barrier_yield(us * 1000)
+
+
+_barrier_yield_from_env()

@@ -91,16 +91,39 @@ static int gcy_n_cached = 0;
 static unsigned gcy_fork_epoch = 0;     /* bumped in every fork child */
 static int gcy_atfork_done = 0;
 static int gcy_spin = 10000;            /* pause iterations before sleeping */
+/* Barrier waits (the graph executor's, between nodes): after the pause spin, up to this long
+ * of sched_yield() before sleeping. Why: in a VM whose vCPUs the host deschedules now and
+ * then, a barrier wait outlasts the pause spin; the waiters then slept, every later barrier
+ * paid futex wake-ups on the way back, and a 16-thread decode step went from 1.3-5 ms to
+ * 35-44 ms (bimodal samples, GPU machine's host, device round R5). Yielding keeps the waiter
+ * responsive while leaving the core to any runnable thread (on an oversubscribed 2-core
+ * machine: the thread the barrier waits for), as OpenMP runtimes do before they block. */
+static long long gcy_bar_yield_ns = 3000000;
 static __thread gcy_team * gcy_cur_team = NULL;
 static __thread int gcy_cur_nth = 1;
 
+static long long gcy_mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static void gcy_wait_gen(unsigned * gen, unsigned seen, int * sleepers,
-                         pthread_mutex_t * mu, pthread_cond_t * cv, const int * quit) {
+                         pthread_mutex_t * mu, pthread_cond_t * cv, const int * quit,
+                         long long yield_ns) {
     int i;
     for (i = 0; i < gcy_spin; i++) {
         if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != seen) return;
         if (quit && __atomic_load_n(quit, __ATOMIC_ACQUIRE)) return;
         GCY_PAUSE();
+    }
+    if (yield_ns > 0 && gcy_spin > 0) {
+        const long long end = gcy_mono_ns() + yield_ns;
+        do {
+            if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != seen) return;
+            if (quit && __atomic_load_n(quit, __ATOMIC_ACQUIRE)) return;
+            sched_yield();
+        } while (gcy_mono_ns() < end);
     }
     pthread_mutex_lock(mu);
     __atomic_add_fetch(sleepers, 1, GCY_SEQ);
@@ -147,7 +170,7 @@ static void * gcy_worker_main(void * p) {
     gcy_team * t = wa.team;
     unsigned seen = wa.gen;
     for (;;) {
-        gcy_wait_gen(&t->gen, seen, &t->sleepers, &t->mu, &t->cv_work, &t->quit);
+        gcy_wait_gen(&t->gen, seen, &t->sleepers, &t->mu, &t->cv_work, &t->quit, 0);
         if (__atomic_load_n(&t->quit, __ATOMIC_ACQUIRE)) break;
         seen = __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE);
         int optional = 0;
@@ -264,6 +287,11 @@ static void gcy_pool_init(int spin) {
 
 static unsigned gcy_pool_fork_epoch(void) { return gcy_fork_epoch; }
 
+/* Barrier waits' yield phase (gcy_bar_yield_ns); negative: leave it. */
+static void gcy_pool_set_barrier_yield(long long ns) {
+    if (ns >= 0) gcy_bar_yield_ns = ns;
+}
+
 static int gcy_job_done(gcy_team * t, int optional) {
     if (optional)
         return (__atomic_load_n(&t->st, __ATOMIC_ACQUIRE) & GCY_ST_ACTIVE) == 0;
@@ -375,7 +403,7 @@ static void gcy_pool_barrier(void) {
         gcy_wake(&t->bar_gen, &t->bar_sleepers, &t->mu, &t->cv_bar);
         return;
     }
-    gcy_wait_gen(&t->bar_gen, g, &t->bar_sleepers, &t->mu, &t->cv_bar, NULL);
+    gcy_wait_gen(&t->bar_gen, g, &t->bar_sleepers, &t->mu, &t->cv_bar, NULL, gcy_bar_yield_ns);
 }
 
 /* Workers currently started over all cached teams (tests). */
