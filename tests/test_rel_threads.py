@@ -146,7 +146,7 @@ def test_pool_many_python_threads_bitwise():
 
 
 @pytest.mark.parametrize("value", ["0", "lots", "-5", "2000"])
-def test_barrier_yield_setting(value):
+def test_barrier_yield_setting(value, tmp_path):
     """GGML_CY_BARRIER_YIELD_US (graph barriers: yield after the pause spin before sleeping):
     any value, good or malformed, leaves imports and multi-threaded graphs correct."""
     import subprocess
@@ -162,7 +162,10 @@ def test_barrier_yield_setting(value):
         "for _ in range(20): r = r * ref + ref\n"
         "assert np.array_equal(y.numpy(), r)\n"
         "print('ok')\n")
-    env = dict(os.environ, GGML_CY_BARRIER_YIELD_US=value)
+    # the child imports the ggml_cy this test imported (in-place build or install), from a
+    # directory where no source tree shadows it
+    env = dict(os.environ, GGML_CY_BARRIER_YIELD_US=value,
+               PYTHONPATH=os.path.dirname(os.path.dirname(ggml_cy.__file__)))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, cwd=str(tmp_path))
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
