@@ -90,7 +90,7 @@ def _check_size(root, expr):
 def _parse_str(expr):
     """The checked tree of an expression (cached: trees are immutable tuples)."""
     try:
-        tree = ast.parse(expr.strip(), mode="eval")
+        tree = _language.parse_eval(expr.strip())
     except SyntaxError as e:
         raise SyntaxError(f"evaluate: cannot parse {_short(expr)}: {e.msg}") from None
     except (RecursionError, MemoryError):
@@ -761,7 +761,7 @@ _LEAF = 1 << 16
 
 
 def _body_source(expr):
-    node = ast.parse(expr.strip(), mode="eval").body
+    node = _language.parse_eval(expr.strip()).body
     return ast.unparse(node.args[0])
 
 

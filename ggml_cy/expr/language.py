@@ -32,6 +32,7 @@ as one fused pass (``evaluate``'s path). Parsing uses ``ast`` (never ``eval``).
 import ast
 import functools
 import operator
+import threading
 
 import numpy as np
 
@@ -111,6 +112,19 @@ def _check_size(root, expr):
         stack.extend((c, depth + 1) for c in ast.iter_child_nodes(node))
 
 
+# CPython 3.11's ast module keeps a recursion-depth counter that is not safe across
+# threads: ast.parse from several threads at once failed, now and then, with "SystemError:
+# AST constructor recursion depth mismatch" (tests/test_expr_reliability.py, 16 threads with
+# a 1 us switch interval; CPython gh-106905). Every parse of an expression goes through here.
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_eval(text):
+    """ast.parse(text, mode="eval"), one thread at a time."""
+    with _PARSE_LOCK:
+        return ast.parse(text, mode="eval")
+
+
 @functools.lru_cache(maxsize=512)
 def parse(expr):
     """The checked syntax tree of expr as nested tuples:
@@ -120,7 +134,7 @@ def parse(expr):
     if not isinstance(expr, str):
         raise TypeError(f"expression must be a str, not {type(expr).__name__}")
     try:
-        tree = ast.parse(expr.strip(), mode="eval")
+        tree = parse_eval(expr.strip())
     except SyntaxError as e:
         raise SyntaxError(f"cannot parse {_short(expr)}: {e.msg}") from None
     except (RecursionError, MemoryError):
