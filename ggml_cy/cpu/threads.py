@@ -119,18 +119,24 @@ class threads:
 _kernels._swap_num_threads(default_num_threads())
 
 
+def _env_int(name):
+    """The integer in environment variable `name`; None when unset, empty, "default" or
+    malformed (the knobs below then keep the pool's own values)."""
+    raw = os.environ.get(name, "").strip()
+    if raw == "" or raw.lower() == "default":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        return None
+
+
 def _spin_from_env():
     """GGML_CY_SPINCOUNT (the same knob ggml_cy.core._startup documents, which warns about
     malformed values): pause iterations an idle pool worker spins before it sleeps.
     Unset, empty or "default": the pool's own default (10000)."""
-    raw = os.environ.get("GGML_CY_SPINCOUNT", "").strip()
-    if raw == "" or raw.lower() == "default":
-        return
-    try:
-        spin = int(raw)
-    except ValueError:
-        return
-    if spin >= 0:
+    spin = _env_int("GGML_CY_SPINCOUNT")
+    if spin is not None and spin >= 0:
         _kernels._pool_set_spin(spin)
 
 
@@ -141,14 +147,8 @@ def _barrier_yield_from_env():
     """GGML_CY_BARRIER_YIELD_US: microseconds a graph barrier's waiter keeps yielding the
     CPU after its pause spin before it sleeps (default 3000; 0: sleep right after the spin).
     Malformed or negative values are ignored."""
-    raw = os.environ.get("GGML_CY_BARRIER_YIELD_US", "").strip()
-    if raw == "" or raw.lower() == "default":
-        return
-    try:
-        us = int(raw)
-    except ValueError:
-        return
-    if 0 <= us <= 10**9:
+    us = _env_int("GGML_CY_BARRIER_YIELD_US")
+    if us is not None and 0 <= us <= 10**9:
         _kernels._pool_set_barrier_yield(us * 1000)
 
 

@@ -403,6 +403,27 @@ static inline float mm_a_scalar(const char * row, int type, int64_t k) {
     return type == GGML_TYPE_F16 ? mm_f16_to_f32(h) : mm_bf16_to_f32(h);
 }
 
+#if !defined(MM_AVX512)
+/* One k of the 8-lane mat-vec chains: acc[j] += b_j[k] * v, the packed micro-kernel's
+ * expression (the same contraction wherever it is inlined). */
+static inline __attribute__((always_inline)) void mm_v8_step(mm_v8 * acc, mm_v8 v, const char * b,
+                                                             int64_t nb11, int64_t k, int nn) {
+    for (int j = 0; j < nn; j++) {
+        const float bk = ((const float *)(b + j * nb11))[k];
+        acc[j] += bk * v;
+    }
+}
+
+/* The end of a K block: the first block's sums start y, later ones are added in order. */
+static inline __attribute__((always_inline)) void mm_v8_block_end(mm_v8 * y, const mm_v8 * acc,
+                                                                  int64_t pc, int nn) {
+    for (int j = 0; j < nn; j++) {
+        if (pc == 0) y[j] = acc[j];
+        else y[j] += acc[j];
+    }
+}
+#endif
+
 /* dst[n][m0 .. m0+nr) for n < nn (nn <= MM_GEMV_MAX_N), nr <= MM_GV rows of a from m0. */
 static inline __attribute__((always_inline)) void mm_gemv_block(
         const char * a, int type, int64_t nb01, const char * b, int64_t nb11, char * c,
@@ -476,27 +497,19 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
             col[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
             col[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
             col[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-            for (int i = 0; i < 8; i++)
-                for (int j = 0; j < nn; j++) {
-                    const float bk = ((const float *)(b + j * nb11))[k + i];
-                    mm_v8 v;
-                    memcpy(&v, &col[i], sizeof(v));
-                    acc[j] += bk * v;         /* the packed micro-kernel's expression */
-                }
+            for (int i = 0; i < 8; i++) {
+                mm_v8 v;
+                memcpy(&v, &col[i], sizeof(v));
+                mm_v8_step(acc, v, b, nb11, k + i, nn);
+            }
         }
 #endif
         for (; k < ke; k++) {
             mm_v8 v;
             for (int i = 0; i < 8; i++) v[i] = mm_a_scalar(rows[i], type, k);
-            for (int j = 0; j < nn; j++) {
-                const float bk = ((const float *)(b + j * nb11))[k];
-                acc[j] += bk * v;             /* the packed micro-kernel's expression */
-            }
+            mm_v8_step(acc, v, b, nb11, k, nn);
         }
-        for (int j = 0; j < nn; j++) {
-            if (pc == 0) y[j] = acc[j];
-            else y[j] += acc[j];
-        }
+        mm_v8_block_end(y, acc, pc, nn);
     }
     for (int j = 0; j < nn; j++) {
         float t[8];
@@ -631,15 +644,9 @@ static inline __attribute__((always_inline)) void mm_gemv_rp_block(
 #else
                     for (int i = 0; i < 8; i++) v[i] = mm_a_scalar(p, type, i);
 #endif
-                    for (int j = 0; j < nn; j++) {
-                        const float bk = ((const float *)(b + j * nb11))[k];
-                        acc[j] += bk * v;     /* the packed micro-kernel's expression */
-                    }
+                    mm_v8_step(acc, v, b, nb11, k, nn);
                 }
-                for (int j = 0; j < nn; j++) {
-                    if (pc == 0) y[j] = acc[j];
-                    else y[j] += acc[j];
-                }
+                mm_v8_block_end(y, acc, pc, nn);
             }
             const int64_t m0 = (g + q) * MM_RP_G + h * 8;
             for (int j = 0; j < nn; j++) {
