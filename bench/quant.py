@@ -107,8 +107,13 @@ def dequant_cases(env, opts):
                 ref = _gguf_dequant(gq, qt, raw2d).reshape(-1)
             else:
                 skipped["gguf-py"] = "gguf not installed"
+            # blocks: each library's samples back to back (after a pause and a warm-up
+            # call), as a user's loop over a model's tensors runs; taking turns made every
+            # ggml_cy sample follow 30-130 ms of gguf-py's numpy passes (its pool asleep,
+            # the caches holding gguf-py's temporaries): 2.7-3.2 ms against 1.8-2.6 ms
             return Setup(impls, nbytes=raw.nbytes + 4 * n, reference=ref, skipped=skipped,
-                         notes=[f"{name}: {raw.nbytes / n:.4f} bytes/value read, 4 written"])
+                         notes=[f"{name}: {raw.nbytes / n:.4f} bytes/value read, 4 written"],
+                         blocks=True, settle_s=0.05, warm_each=2)
         cases.append(Case(f"dequantize {name} -> f32", setup, group="dequantize",
                           params={"type": name, "values": n},
                           targets=[Target("xgguf>=20", "vs_gguf-py", 20.0),

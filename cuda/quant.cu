@@ -7,6 +7,7 @@
 // given, picks the source row (GET_ROWS).
 //
 // MUL_MAT(a quantized, b f32) -> f32:
+//  * Q4_0 with one column: k_mv_q4_0_q8 (b quantized to int8 in shared memory, dp4a).
 //  * one to eight columns of b (mat-vec, the token-generation case): one CTA of 4 warps per
 //    4 rows of a (Q4_0 with 2 columns: 2 rows), each thread dequantizes eight values of each
 //    row at a time (Q4_0: its own half-block kernel) and multiplies them with the columns in
@@ -36,7 +37,13 @@ struct deq_args {
     fastdiv cpr, ne1, ne2;            // chunks per row, dst ne[1], dst ne[2]
     int vec;                          // 1: dst rows contiguous and 16-byte aligned
     int coal;                         // 1: also f32 and 32 | chunks per row: warp-staged stores
+    int stream;                       // 1: the output exceeds half of L2: evict-first stores
 };
+
+// Outputs at least this large go out with evict-first (st.global.cs) stores: they would not
+// stay in the 50 MB L2 of an H100/H200 anyway. Dequantizing 16M Q4_0 values on an H100:
+// 30.9 us with plain stores, 25.5 us (1.0 of the device copy) with these (q4mmv_proto.py).
+constexpr int64_t DEQ_STREAM_BYTES = (int64_t)24 << 20;
 
 template <typename D> __device__ __forceinline__ void store8(char * dst, int64_t nb0, int vec, const float * v) {
     if (vec) {
@@ -79,8 +86,13 @@ __global__ void __launch_bounds__(BLOCK) k_dequant(deq_args a, uint32_t n_chunks
             __syncwarp();
             float4 * dst = (float4 *)(a.dst + j1 * a.dnb[1] + j2 * a.dnb[2] + (int64_t)j3 * a.dnb[3] +
                                       (int64_t)(cc - lane) * 32);
-            dst[lane] = stage[w][lane];
-            dst[32 + lane] = stage[w][32 + lane];
+            if (a.stream) {
+                __stcs(dst + lane, stage[w][lane]);
+                __stcs(dst + 32 + lane, stage[w][32 + lane]);
+            } else {
+                dst[lane] = stage[w][lane];
+                dst[32 + lane] = stage[w][32 + lane];
+            }
             return;
         }
     }
@@ -171,6 +183,7 @@ static int launch_dequant(const ggml_tensor * src, const ggml_tensor * dst, cons
         a.vec = dnb[0] == (int64_t)sizeof(D) && ((uintptr_t)dst->data % 16) == 0 && dnb[1] % 16 == 0 &&
                 dnb[2] % 16 == 0 && dnb[3] % 16 == 0;
         a.coal = a.vec && !plain && per_row % 32 == 0;
+        a.stream = per_row * rows * 8 * (int64_t)sizeof(D) >= DEQ_STREAM_BYTES;
         if (plain) {
             if (!ids) return;
             st = GGML_CY_CUDA_OK;
@@ -492,6 +505,139 @@ __global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q4_0(mmq_args p) {
     mmv_finish<NC, R>(p, &acc[0][0], row0, i12, i13);
 }
 
+// Q4_0 times one f32 column (the decode step's mat-vec), the way ggml's CUDA mmvq does it:
+// every CTA quantizes b to int8 per 32 values (scale amax/127, Q8_0's rule) into its shared
+// memory, and the dot products run on dp4a (nibbles 0..15 times int8, then minus 8 x the
+// block's int8 sum). A lane takes pairs of blocks (36 bytes from a 4-byte aligned start:
+// nine word loads, all issued before b is quantized so that they are in flight meanwhile);
+// a warp owns RW whole rows, so no cross-warp sum. NP: pairs per lane per row (K <= 2048 NP).
+// H100, 4096x4096, rotating weights (tools/device/q4mmv_proto.py, round Q1): 6.96 us, the f32-b
+// kernel below 9.0, torch's f16 mat-vec 16.7. Error: NMSE 2.7e-5 against float64 (ggml's
+// bound for quantized mul_mat is 5e-4).
+constexpr int MV8_WARPS = 8;
+
+template <int RW, int NP>
+__global__ void __launch_bounds__(32 * MV8_WARPS) k_mv_q4_0_q8(mmq_args p) {
+    extern __shared__ int mv8_smem[];
+    const int K = p.K, nb = K / 32;
+    int * qb = mv8_smem;                          // K / 4 words: b as int8
+    float * db = (float *)(mv8_smem + K / 4);     // nb scales
+    int * sb = (int *)(db + nb);                  // nb sums of the int8 values
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int rbase = blockIdx.x * (MV8_WARPS * RW) + warp * RW;
+    const int z = blockIdx.y;
+    const int i12 = z % p.ne12, i13 = z / p.ne12;
+    const char * abase = p.a + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
+    const float * b = (const float *)(p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3]);
+    uint32_t w[RW][NP][9];
+#pragma unroll
+    for (int r = 0; r < RW; r++) {
+        const int row = rbase + r < p.M ? rbase + r : p.M - 1;   // past the end: a valid row, not written
+        const uint32_t * ar = (const uint32_t *)(abase + (int64_t)row * p.anb[1]);
+#pragma unroll
+        for (int c = 0; c < NP; c++) {
+            const int pr = lane + 32 * c;
+            if (2 * pr < nb) {
+#pragma unroll
+                for (int j = 0; j < 9; j++) w[r][c][j] = __ldg(ar + pr * 9 + j);
+            }
+        }
+    }
+    // b -> int8: 16 values per thread, the two lanes of a block share its amax and sum
+    for (int base = tid * 16; base < K; base += 32 * MV8_WARPS * 16) {
+        const float4 * bp = (const float4 *)(b + base);
+        float x[16];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const float4 v = __ldg(bp + j);
+            x[4 * j] = v.x; x[4 * j + 1] = v.y; x[4 * j + 2] = v.z; x[4 * j + 3] = v.w;
+        }
+        float amax = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 16; j++) amax = fmaxf(amax, fabsf(x[j]));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        int s = 0;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int q0 = __float2int_rn(x[4 * j] * id), q1 = __float2int_rn(x[4 * j + 1] * id);
+            const int q2 = __float2int_rn(x[4 * j + 2] * id), q3 = __float2int_rn(x[4 * j + 3] * id);
+            s += q0 + q1 + q2 + q3;
+            qb[base / 4 + j] = (int)((uint32_t)(q0 & 0xff) | ((uint32_t)(q1 & 0xff) << 8) |
+                                     ((uint32_t)(q2 & 0xff) << 16) | ((uint32_t)q3 << 24));
+        }
+        s += __shfl_xor_sync(0xffffffffu, s, 1);
+        if ((tid & 1) == 0) { db[base / 32] = d; sb[base / 32] = s; }
+    }
+    __syncthreads();
+    float acc[RW];
+#pragma unroll
+    for (int r = 0; r < RW; r++) acc[r] = 0.0f;
+    constexpr uint32_t m4 = 0x0f0f0f0fu;
+#pragma unroll
+    for (int c = 0; c < NP; c++) {
+        const int pr = lane + 32 * c;
+        if (2 * pr >= nb) break;
+        const int4 * bq = (const int4 *)(qb + pr * 16);
+        const int4 b0 = bq[0], b1 = bq[1], b2 = bq[2], b3 = bq[3];
+        const float d0 = db[2 * pr], d1 = db[2 * pr + 1];
+        const int s0 = sb[2 * pr], s1 = sb[2 * pr + 1];
+#pragma unroll
+        for (int r = 0; r < RW; r++) {
+            const uint32_t * v = w[r][c];
+            // block 2pr: scale in the low half of word 0, nibbles in bytes 2..17
+            const uint32_t q0 = __funnelshift_r(v[0], v[1], 16), q1 = __funnelshift_r(v[1], v[2], 16);
+            const uint32_t q2 = __funnelshift_r(v[2], v[3], 16), q3 = __funnelshift_r(v[3], v[4], 16);
+            int si = __dp4a((int)(q0 & m4), b0.x, 0);
+            si = __dp4a((int)(q1 & m4), b0.y, si);
+            si = __dp4a((int)(q2 & m4), b0.z, si);
+            si = __dp4a((int)(q3 & m4), b0.w, si);
+            si = __dp4a((int)((q0 >> 4) & m4), b1.x, si);
+            si = __dp4a((int)((q1 >> 4) & m4), b1.y, si);
+            si = __dp4a((int)((q2 >> 4) & m4), b1.z, si);
+            si = __dp4a((int)((q3 >> 4) & m4), b1.w, si);
+            // block 2pr + 1: scale in the high half of word 4, nibbles in words 5..8
+            int sj = __dp4a((int)(v[5] & m4), b2.x, 0);
+            sj = __dp4a((int)(v[6] & m4), b2.y, sj);
+            sj = __dp4a((int)(v[7] & m4), b2.z, sj);
+            sj = __dp4a((int)(v[8] & m4), b2.w, sj);
+            sj = __dp4a((int)((v[5] >> 4) & m4), b3.x, sj);
+            sj = __dp4a((int)((v[6] >> 4) & m4), b3.y, sj);
+            sj = __dp4a((int)((v[7] >> 4) & m4), b3.z, sj);
+            sj = __dp4a((int)((v[8] >> 4) & m4), b3.w, sj);
+            acc[r] = fmaf(h2f((uint16_t)(v[0] & 0xffffu)) * d0, (float)(si - 8 * s0), acc[r]);
+            acc[r] = fmaf(h2f((uint16_t)(v[4] >> 16)) * d1, (float)(sj - 8 * s1), acc[r]);
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < RW; r++) {
+        float s = acc[r];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0 && rbase + r < p.M)
+            *(float *)(p.d + (int64_t)(rbase + r) * p.dnb[0] + (int64_t)i12 * p.dnb[2] + (int64_t)i13 * p.dnb[3]) = s;
+    }
+}
+
+// Whether k_mv_q4_0_q8 takes this Q4_0 mat-vec: one contiguous, 16-byte aligned f32 column,
+// whole block pairs per row (K % 64), rows at 4-byte aligned addresses, K <= 16384 (its
+// shared memory and registers). Launches it and returns true, or returns false.
+static bool launch_mv_q4_0_q8(const mmq_args & p, const void * a_data, unsigned nbatch, cudaStream_t stream) {
+    if (p.N != 1 || !p.bvec || p.K % 64 || p.K > 16384 || (uintptr_t)a_data % 4 ||
+        p.anb[1] % 4 || p.anb[2] % 4 || p.anb[3] % 4)
+        return false;
+    const size_t smem = (size_t)p.K + (size_t)(p.K / 32) * 8;
+    const int np = (p.K + 2047) / 2048;
+    auto go = [&](auto kern, int rw) {
+        kern<<<dim3(ceil_div(p.M, MV8_WARPS * rw), nbatch), 32 * MV8_WARPS, smem, stream>>>(p);
+    };
+    if (np == 1) go(k_mv_q4_0_q8<4, 1>, 4);
+    else if (np == 2) go(k_mv_q4_0_q8<4, 2>, 4);
+    else if (np <= 4) go(k_mv_q4_0_q8<2, 4>, 2);
+    else go(k_mv_q4_0_q8<1, 8>, 1);
+    return true;
+}
+
 // Tensor-core GEMM: 64x64 output tiles, 4 warps of 32x32, k steps of 32.
 constexpr int GM = 64, GN = 64, GK = 32;
 
@@ -618,7 +764,8 @@ int mul_mat_q_forward(ggml_tensor * dst, cudaStream_t stream) {
             // the same with int8 b and dp4a 10.1-13.6, with programmatic dependent launch
             // 19.6-24.0; this kernel 8.8 us (7.3 with the weights L2-resident).
             if constexpr (Q::TYPE == GGML_TYPE_Q4_0) {
-                if (p.N == 1) k_mmv_q4_0<1, 4><<<grid(4), block, 0, stream>>>(p);
+                if (launch_mv_q4_0_q8(p, a->data, (unsigned)nbatch, stream)) {}
+                else if (p.N == 1) k_mmv_q4_0<1, 4><<<grid(4), block, 0, stream>>>(p);
                 else if (p.N == 2) k_mmv_q4_0<2, 2><<<grid(2), block, 0, stream>>>(p);
                 else if (p.N <= 4) k_mmv_q4_0<4, 4><<<grid(4), block, 0, stream>>>(p);
                 else k_mmv_q4_0<8, 4><<<grid(4), block, 0, stream>>>(p);

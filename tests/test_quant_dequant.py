@@ -343,6 +343,35 @@ def test_dequantize_out_and_shapes():
                       ggml_cy.bfloat16_to_float32(b))
 
 
+# ------------------------------------------------------- outputs that go out streamed
+# A call whose float32 output reaches 48 MiB (dequant.h's GCY_DQ_NT_BYTES) writes it with
+# non-temporal stores: straight from the registers when the output is 64-byte aligned,
+# through an L1 buffer when it is not (numpy's large arrays start 16 bytes past a page).
+STREAMED_VALUES = 13 << 20          # 52 MiB of float32
+
+
+@pytest.mark.parametrize("t", [GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q6_K,
+                               GGMLType.IQ4_XS, GGMLType.Q5_1], ids=str)
+def test_streamed_outputs_have_the_same_bits(t):
+    rng = np.random.default_rng(int(t))
+    nblk = STREAMED_VALUES // t.blck_size
+    raw = random_raw(rng, t, 1, nblk).reshape(-1)
+    # the reference: pieces of 1M values, each under the streaming threshold
+    per = (1 << 20) // t.blck_size
+    ref = np.concatenate([ggml_cy.dequantize(raw[i * t.type_size:(i + per) * t.type_size], t,
+                                             (min(per, nblk - i) * t.blck_size,))
+                          for i in range(0, nblk, per)])
+    buf = np.empty(STREAMED_VALUES + 32, np.float32)
+    base = (-buf.ctypes.data % 64) // 4                 # index of a 64-byte aligned float
+    for off in (0, 1, 4, 13):                           # floats past an aligned address
+        buf[:] = 7.0
+        out = buf[base + off:base + off + STREAMED_VALUES]
+        ggml_cy.dequantize(raw, t, out.shape, out=out, n_threads=2)
+        assert bits_equal(out, ref), f"offset {4 * off} bytes"
+        # nothing written around the output
+        assert np.all(buf[:base + off] == 7.0) and np.all(buf[base + off + STREAMED_VALUES:] == 7.0)
+
+
 # ---------------------------------------------------------------- the portable C path
 _PORTABLE_C = r"""
 #include "dequant.h"

@@ -738,7 +738,35 @@ static inline void gcy_dq_run(gcy_dq_block_fn fn, int64_t bs, int64_t ts, const 
     gcy_dq_run_nt(fn, bs, ts, src, dst, n, kind, 0);
 }
 
-/* gcy_dq_run; nt: stream float32 blocks (through an L1 buffer) when dst is 32-byte aligned */
+#if defined(__AVX__)
+/* Copies n floats from tmp (a buffer in L1) to y, the whole 64-byte lines of y with
+ * non-temporal stores. y need only be float-aligned: numpy's large arrays start 16 bytes
+ * past a page (malloc's header), so a stream that waited for aligned outputs never ran
+ * there. The partial lines at both ends go out with plain stores; the next run's head
+ * completes the line this run's tail began, in cache. */
+static inline void gcy_dq_stream_out(float * y, const float * tmp, int64_t n) {
+    int64_t j = (int64_t)(((64u - ((uintptr_t)y & 63u)) & 63u) >> 2);
+    if (j > n)
+        j = n;
+    for (int64_t i = 0; i < j; i++)
+        y[i] = tmp[i];
+#if defined(__AVX512F__)
+    for (; j + 16 <= n; j += 16)
+        _mm512_stream_ps(y + j, _mm512_loadu_ps(tmp + j));
+#else
+    for (; j + 8 <= n; j += 8)
+        _mm256_stream_ps(y + j, _mm256_loadu_ps(tmp + j));
+#endif
+    for (; j < n; j++)
+        y[j] = tmp[j];
+}
+
+/* values per bounce of gcy_dq_run_nt's streaming path: 4 KiB of float32, L1-resident */
+#define GCY_DQ_BOUNCE 1024
+#endif
+
+/* gcy_dq_run; nt: stream the float32 output (straight from the registers when dst is
+ * aligned for the vector width and the type has a SIMD run, else through an L1 buffer) */
 static inline void gcy_dq_run_nt(gcy_dq_block_fn fn, int64_t bs, int64_t ts,
                                  const uint8_t * src, void * dst, int64_t n, int kind, int nt) {
     if (kind == GCY_DQ_F32) {
@@ -748,13 +776,18 @@ static inline void gcy_dq_run_nt(gcy_dq_block_fn fn, int64_t bs, int64_t ts,
             return;
 #endif
 #if defined(__AVX__)
-        if (nt && ((uintptr_t)y & 31u) == 0 && bs % 8 == 0) {
-            float tmp[QK_K] __attribute__((aligned(32)));
-            for (int64_t b = 0; b < n; b++) {
-                fn(src + b * ts, tmp);
-                float * yb = y + b * bs;
-                for (int64_t j = 0; j < bs; j += 8)
-                    _mm256_stream_ps(yb + j, _mm256_load_ps(tmp + j));
+        if (nt && ((uintptr_t)y & 3u) == 0 && bs <= GCY_DQ_BOUNCE) {
+            float tmp[GCY_DQ_BOUNCE] __attribute__((aligned(64)));
+            const int64_t per = GCY_DQ_BOUNCE / bs;      /* whole blocks per bounce */
+            for (int64_t b = 0; b < n; b += per) {
+                const int64_t m = n - b < per ? n - b : per;
+                const uint8_t * sb = src + b * ts;
+#if GCY_DQ_SIMD
+                if (!gcy_dq_run_simd(fn, sb, tmp, m, 0))
+#endif
+                    for (int64_t i = 0; i < m; i++)
+                        fn(sb + i * ts, tmp + i * bs);
+                gcy_dq_stream_out(y + b * bs, tmp, m * bs);
             }
             _mm_sfence();   /* streaming stores are weakly ordered: publish them */
             return;
