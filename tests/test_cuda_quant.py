@@ -104,6 +104,31 @@ def test_dequantize_bitwise(name):
     np.testing.assert_array_equal(b, _float32_to_bf16_bits(want))
 
 
+@pytest.mark.parametrize("name", ALL_TYPES)
+def test_dequantize_wide_rows_bitwise(name):
+    """Rows of 2048 values (256 chunks per row: whole warps of the staged path), as a
+    whole tensor, a 3-d shape and a strided view of every other row."""
+    ne0 = 2048
+    raw = _random_blocks(name, 6, ne0)
+    want = _reference(raw, name, ne0)
+    x = gcuda.from_blocks(raw, name)
+    np.testing.assert_array_equal(_bits(gcuda.dequantize(x).numpy()), _bits(want))
+    x3 = gcuda.from_blocks(raw.reshape(2, 3, -1), name)
+    np.testing.assert_array_equal(_bits(gcuda.dequantize(x3).numpy()),
+                                  _bits(want.reshape(2, 3, ne0)))
+    np.testing.assert_array_equal(_bits(gcuda.dequantize(x[::2]).numpy()), _bits(want[::2]))
+
+
+@pytest.mark.parametrize("name", ["Q4_0", "Q8_0", "Q4_K", "IQ4_XS"])
+def test_dequantize_streamed_output_bitwise(name):
+    """An output over 24 MiB (evict-first stores): 8M values in 4 rows, against the CPU."""
+    ne0 = 1 << 21
+    raw = _random_blocks(name, 4, ne0)
+    want = ggml_cy.dequantize(raw, name, (4, ne0))
+    np.testing.assert_array_equal(_bits(gcuda.dequantize(gcuda.from_blocks(raw, name)).numpy()),
+                                  _bits(want))
+
+
 @pytest.mark.parametrize("name", ["Q4_0", "Q4_1", "Q2_K", "Q4_K", "IQ2_XXS", "IQ1_M"])
 def test_dequantize_special_scales(name):
     """Scales set to subnormal, zero, +-inf, quiet and signalling NaN in every f16 slot."""
@@ -173,6 +198,23 @@ def test_mul_mat_quantized_batched_broadcast_and_strided_b(n):
     big = gcuda.asarray(np.repeat(b[0, 0], 2, axis=0))
     got2 = gcuda.mul_mat(a[0], big[::2]).numpy()
     np.testing.assert_allclose(got2, gcuda.mul_mat(a[0], bb).numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("K", [64, 128, 320, 2112, 6144, 16384, 16448])
+def test_mul_mat_q4_0_one_column_any_k(K):
+    """Q4_0 x one column (k_mv_q4_0_q8: b as int8 in shared memory) at row lengths that leave
+    warps partly past K while b is quantized, that need 1-8 block pairs per lane, and one
+    past its limit (16448: the f32-b kernel); batched b too."""
+    name, M = "Q4_0", 37
+    raw = _sane_blocks(name, M, K)
+    w = _reference(raw, name, K).astype(np.float64)
+    b = RNG.standard_normal((1, K)).astype(np.float32)
+    a = gcuda.from_blocks(raw, name)
+    assert _nmse(gcuda.mul_mat(a, b).numpy(), b.astype(np.float64) @ w.T) < 5e-4
+    bb = RNG.standard_normal((3, 1, K)).astype(np.float32)
+    got = gcuda.mul_mat(a, bb).numpy()
+    assert got.shape == (3, 1, M)
+    assert _nmse(got, np.einsum("znk,mk->znm", bb.astype(np.float64), w)) < 5e-4
 
 
 def test_mul_mat_q4_0_large_matvec():

@@ -285,6 +285,101 @@ extern "C" __global__ void __launch_bounds__(128) cur(const unsigned char * a, l
         d[row0 + threadIdx.x] = part[0][threadIdx.x] + part[1][threadIdx.x] + part[2][threadIdx.x] + part[3][threadIdx.x];
 }
 
+// Octets: a lane takes 8 consecutive blocks (144 bytes: nine 16-byte loads), 16 lanes per
+// row of 4096 (K = 4096 only), so a warp covers 2 rows per step and S steps. b's int8 chunks
+// are stored swizzled (16-byte chunk c at c ^ ((c >> 4) & 7)) so that the 8 lanes of a
+// shared-memory phase, 256 bytes apart, hit different banks.
+__device__ __forceinline__ int swz(int c) { return c ^ ((c >> 4) & 7); }
+template <int S, int W>
+__device__ __forceinline__ void mv_q4_0_oct(const unsigned char * __restrict__ a, long long astr,
+        const float * __restrict__ b, float * __restrict__ d, int M, int K) {
+    extern __shared__ int smem[];
+    int4 * qb4 = (int4 *)smem;                   // K / 16 chunks of 16 int8
+    float * db = (float *)(smem + K / 4);
+    int * sb = (int *)(db + K / 32);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int o = lane & 15, half = lane >> 4;
+    const int rbase = (blockIdx.x * W + warp) * (2 * S);
+    uint4 g[S][9];
+#pragma unroll
+    for (int st = 0; st < S; st++) {
+        const int r = rbase + 2 * st + half;
+        const int row = r < M ? r : M - 1;
+        const uint4 * src = (const uint4 *)(a + (long long)row * astr) + o * 9;
+#pragma unroll
+        for (int j = 0; j < 9; j++) g[st][j] = __ldg(src + j);
+    }
+    for (int base = tid * 16; base < K; base += W * 32 * 16) {
+        const float4 * bp = (const float4 *)(b + base);
+        float x[16];
+#pragma unroll
+        for (int j = 0; j < 4; j++) { float4 v = __ldg(bp + j); x[4*j] = v.x; x[4*j+1] = v.y; x[4*j+2] = v.z; x[4*j+3] = v.w; }
+        float amax = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 16; j++) amax = fmaxf(amax, fabsf(x[j]));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+        const float dd = amax / 127.0f, id = dd != 0.0f ? 1.0f / dd : 0.0f;
+        int s = 0;
+        int q[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            int q0 = __float2int_rn(x[4*j] * id), q1 = __float2int_rn(x[4*j+1] * id);
+            int q2 = __float2int_rn(x[4*j+2] * id), q3 = __float2int_rn(x[4*j+3] * id);
+            s += q0 + q1 + q2 + q3;
+            q[j] = (q0 & 0xff) | ((q1 & 0xff) << 8) | ((q2 & 0xff) << 16) | ((unsigned)q3 << 24);
+        }
+        qb4[swz(base / 16)] = make_int4(q[0], q[1], q[2], q[3]);
+        s += __shfl_xor_sync(0xffffffffu, s, 1);
+        if ((tid & 1) == 0) { db[base / 32] = dd; sb[base / 32] = s; }
+    }
+    __syncthreads();
+    float acc[S];
+#pragma unroll
+    for (int st = 0; st < S; st++) acc[st] = 0.0f;
+    const unsigned int m = 0x0f0f0f0fu;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {                // block 8o + i
+        const int blk = 8 * o + i;
+        const int4 lo = qb4[swz(2 * blk)], hi = qb4[swz(2 * blk + 1)];
+        const float dbk = db[blk];
+        const int sbk = sb[blk];
+#pragma unroll
+        for (int st = 0; st < S; st++) {
+            const unsigned int * wv = (const unsigned int *)g[st] + 9 * (i >> 1);
+            unsigned int q0, q1, q2, q3, dh;
+            if ((i & 1) == 0) {
+                dh = wv[0] & 0xffffu;
+                q0 = __funnelshift_r(wv[0], wv[1], 16); q1 = __funnelshift_r(wv[1], wv[2], 16);
+                q2 = __funnelshift_r(wv[2], wv[3], 16); q3 = __funnelshift_r(wv[3], wv[4], 16);
+            } else {
+                dh = wv[4] >> 16;
+                q0 = wv[5]; q1 = wv[6]; q2 = wv[7]; q3 = wv[8];
+            }
+            int si = __dp4a((int)(q0 & m), lo.x, 0);
+            si = __dp4a((int)(q1 & m), lo.y, si);
+            si = __dp4a((int)(q2 & m), lo.z, si);
+            si = __dp4a((int)(q3 & m), lo.w, si);
+            si = __dp4a((int)((q0 >> 4) & m), hi.x, si);
+            si = __dp4a((int)((q1 >> 4) & m), hi.y, si);
+            si = __dp4a((int)((q2 >> 4) & m), hi.z, si);
+            si = __dp4a((int)((q3 >> 4) & m), hi.w, si);
+            acc[st] = fmaf(h2f(dh) * dbk, (float)(si - 8 * sbk), acc[st]);
+        }
+    }
+#pragma unroll
+    for (int st = 0; st < S; st++) {
+        float s = acc[st];
+#pragma unroll
+        for (int off = 8; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+        const int r = rbase + 2 * st + half;
+        if (o == 0 && r < M) d[r] = s;
+    }
+}
+#define MVO(S, W) \
+extern "C" __global__ void __launch_bounds__(W * 32) mvo_##S##_##W(const unsigned char * a, long long astr, \
+        const float * b, float * d, int M, int K) { mv_q4_0_oct<S, W>(a, astr, b, d, M, K); }
+MVO(1, 8) MVO(2, 8) MVO(4, 8) MVO(2, 4) MVO(1, 4) MVO(2, 16)
+
 // ---- dequantize Q4_0 -> f32 (rows of whole blocks, contiguous): V values per thread
 // G blocks per thread, stored straight (float4 per 4 values)
 template <int G, bool CS>
@@ -398,16 +493,15 @@ def main():
     vals = np.concatenate([(qs & 15).astype(np.int64) - 8, (qs >> 4).astype(np.int64) - 8], axis=2)
     wf = (vals * d0[:, :, None]).reshape(M, K)
     ref = wf @ xh.astype(np.float64)
-    variants = [("cur", 4, 1)] + [(f"{pre}_{rw}_{w}_2", rw, w) for pre in ("mv", "mvs")
-                                   for rw, w in ((1, 4), (2, 4), (4, 4), (2, 8), (4, 8), (1, 8), (1, 2))]
-    variants.append(("mvs_8_8_2", 8, 8))
+    variants = [("mv_4_8_2", 4, 8), ("mv_4_4_2", 4, 4), ("mvs_4_8_2", 4, 8)]
+    variants += [(f"mvo_{st}_{w}", 2 * st, w) for st, w in ((1, 8), (2, 8), (4, 8), (2, 4), (1, 4), (2, 16))]
     for name, rw, w in variants:
         f = mod.get_function(name)
         rows = rw * w
         grid = ((M + rows - 1) // rows,)
         blockd = (32 * w,)
 
-        smem = 0 if name == "cur" else K + NB * 8 + (w * 1152 if name.startswith("mvs") else 0)
+        smem = K + NB * 8 + (w * 1152 if name.startswith("mvs") else 0)
 
         def launch(i, f=f, grid=grid, blockd=blockd, smem=smem, kk=k):
             f(grid, blockd, (a[i % kk], np.int64(NB * 18), x, out, np.int32(M), np.int32(K)), shared_mem=smem)
