@@ -38,6 +38,7 @@ struct deq_args {
     int vec;                          // 1: dst rows contiguous and 16-byte aligned
     int coal;                         // 1: also f32 and 32 | chunks per row: warp-staged stores
     int stream;                       // 1: the output exceeds half of L2: evict-first stores
+    int flat;                         // 1: coal, no ids, packed src rows and packed f32 dst
 };
 
 // Outputs at least this large go out with evict-first (st.global.cs) stores: they would not
@@ -72,20 +73,27 @@ __global__ void __launch_bounds__(BLOCK) k_dequant(deq_args a, uint32_t n_chunks
             // memory so that each store instruction writes 512 contiguous bytes
             __shared__ float4 stage[BLOCK / 32][64];
             if (i >= n_chunks) return;       // whole warps (n_chunks is a multiple of 32)
-            const uint32_t row = fdiv(i, a.cpr), cc = i - row * a.cpr.d;
-            const uint32_t t = fdiv(row, a.ne1), j1 = row - t * a.ne1.d;
-            const uint32_t j3 = fdiv(t, a.ne2), j2 = t - j3 * a.ne2.d;
             constexpr int CPB = Q::QK / 8;
-            const char * src = a.src + j1 * a.snb[1] + j2 * a.snb[2] + (int64_t)j3 * a.snb[3] +
-                               (int64_t)(cc / CPB) * Q::BYTES;
-            float v[8];
-            Q::deq8((const uint8_t *)src, cc % CPB, v);
             const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+            const char * src;
+            float4 * dst;
+            if (a.flat) {
+                // packed source and destination: chunk i is block i / CPB, values 8i.. (no
+                // row/dim divisions; the K-quants' decoding leaves the H200 few spare issue slots)
+                src = a.src + (int64_t)(i / CPB) * Q::BYTES;
+                dst = (float4 *)(a.dst + (int64_t)(i - lane) * 32);
+            } else {
+                const uint32_t row = fdiv(i, a.cpr), cc = i - row * a.cpr.d;
+                const uint32_t t = fdiv(row, a.ne1), j1 = row - t * a.ne1.d;
+                const uint32_t j3 = fdiv(t, a.ne2), j2 = t - j3 * a.ne2.d;
+                src = a.src + j1 * a.snb[1] + j2 * a.snb[2] + (int64_t)j3 * a.snb[3] + (int64_t)(cc / CPB) * Q::BYTES;
+                dst = (float4 *)(a.dst + j1 * a.dnb[1] + j2 * a.dnb[2] + (int64_t)j3 * a.dnb[3] + (int64_t)(cc - lane) * 32);
+            }
+            float v[8];
+            Q::deq8((const uint8_t *)src, i % CPB, v);     // rows are whole blocks: i % CPB = cc % CPB
             stage[w][2 * lane] = make_float4(v[0], v[1], v[2], v[3]);
             stage[w][2 * lane + 1] = make_float4(v[4], v[5], v[6], v[7]);
             __syncwarp();
-            float4 * dst = (float4 *)(a.dst + j1 * a.dnb[1] + j2 * a.dnb[2] + (int64_t)j3 * a.dnb[3] +
-                                      (int64_t)(cc - lane) * 32);
             if (a.stream) {
                 __stcs(dst + lane, stage[w][lane]);
                 __stcs(dst + 32 + lane, stage[w][32 + lane]);
@@ -184,6 +192,14 @@ static int launch_dequant(const ggml_tensor * src, const ggml_tensor * dst, cons
                 dnb[2] % 16 == 0 && dnb[3] % 16 == 0;
         a.coal = a.vec && !plain && per_row % 32 == 0;
         a.stream = per_row * rows * 8 * (int64_t)sizeof(D) >= DEQ_STREAM_BYTES;
+        bool dpacked = dnb[0] == (int64_t)sizeof(D);
+        int64_t want = (int64_t)sizeof(D) * src->ne[0];
+        for (int d = 1; d < 4 && dpacked; d++) {
+            if (src->ne[d] != 1 && dnb[d] != want) dpacked = false;
+            want *= src->ne[d];
+        }
+        a.flat = a.coal && !ids && is_contiguous_q(src) && dpacked &&
+                 dst->ne[1] == src->ne[1] && dst->ne[2] == src->ne[2] && dst->ne[3] == src->ne[3];
         if (plain) {
             if (!ids) return;
             st = GGML_CY_CUDA_OK;
@@ -612,8 +628,12 @@ __global__ void __launch_bounds__(32 * MV8_WARPS) k_mv_q4_0_q8(mmq_args p) {
             sj = __dp4a((int)((v[6] >> 4) & m4), b3.y, sj);
             sj = __dp4a((int)((v[7] >> 4) & m4), b3.z, sj);
             sj = __dp4a((int)((v[8] >> 4) & m4), b3.w, sj);
-            acc[r] = fmaf(h2f((uint16_t)(v[0] & 0xffffu)) * d0, (float)(si - 8 * s0), acc[r]);
-            acc[r] = fmaf(h2f((uint16_t)(v[4] >> 16)) * d1, (float)(sj - 8 * s1), acc[r]);
+            // (CUDA's own half -> float: a NaN scale makes the row NaN either way, and h2f's
+            // payload-keeping branch costs issue slots this latency-bound kernel lacks)
+            const float da0 = __half2float(__ushort_as_half((unsigned short)(v[0] & 0xffffu)));
+            const float da1 = __half2float(__ushort_as_half((unsigned short)(v[4] >> 16)));
+            acc[r] = fmaf(da0 * d0, (float)(si - 8 * s0), acc[r]);
+            acc[r] = fmaf(da1 * d1, (float)(sj - 8 * s1), acc[r]);
         }
     }
 #pragma unroll
