@@ -19,6 +19,12 @@ PRELUDE = textwrap.dedent("""
     import numpy as np
     import ggml_cy
 
+    # Python's own Ctrl-C handler: a process started in the background by a shell without
+    # job control inherits SIGINT ignored (and Python then installs no handler), so every
+    # signal below would be lost (2026-11-26: CI launched as `( bash .ci/run & )` failed
+    # all of these tests that way)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
     def interrupted_after(delay, fn):
         '''Runs fn with a SIGINT sent `delay` s after the start. Returns (finished,
         seconds from the signal to the KeyboardInterrupt, total seconds).'''
