@@ -16,7 +16,7 @@ import pytest
 
 import ggml_cy
 from _oracle import (
-    LARGE_N, ULP_BOUND, activation_reference, assert_ulp, special_values, ulp_distance,
+    ACT_ULP_F32, LARGE_N, ULP_BOUND, activation_reference, assert_ulp, special_values, ulp_distance,
 )
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -200,4 +200,7 @@ def test_activation_ulp_vs_exact(op, dtype, n_threads):
     x, expected = _REF_CACHE[key]
     got = _act_call(op, x, n_threads)
     _record(op, dtype, _max_ulp(got, expected), _max_ulp(got, expected, np.abs(x) <= 4))
-    assert_ulp(got, expected, ULP_BOUND[dtype], inputs=[("x", x)], what=f"{op}[{dtype}]")
+    bound = ULP_BOUND[dtype]
+    if np.dtype(dtype) == np.float32:
+        bound = max(bound, ACT_ULP_F32.get(op, 0))      # the float-lane activations' budgets
+    assert_ulp(got, expected, bound, inputs=[("x", x)], what=f"{op}[{dtype}]")

@@ -196,8 +196,10 @@ def _check_mul_mat_levels(res):
 
 def _check_math_levels(res):
     """The SIMD math functions (csrc/simd_math.h, README "Math functions"): avx2 and avx512
-    agree bit for bit (the same operations, FMA contracted alike); the baseline has no FMA
-    (and computes sigmoid/silu in double lanes), so it may differ from them by 1 ulp, no more."""
+    agree bit for bit (the same operations, FMA contracted alike); the baseline has no FMA,
+    so it may differ from them by 1 ulp, no more -- 3 for sigmoid and silu, whose float-lane
+    forms stack three roundings on exp's (within 2.5 / 3.5 ulp of the exact value at every
+    level: tests/test_simd_math.py)."""
     import numpy as np
     fast = [lv for lv in res if lv != "baseline"]
     for k in [k for k in res["baseline"] if k.startswith("m_")]:
@@ -209,7 +211,8 @@ def _check_math_levels(res):
             ia, ib = arrs[lv], arrs["baseline"]
             ia = np.where(ia < 0, -(ia & 0x7fffffff), ia)
             ib = np.where(ib < 0, -(ib & 0x7fffffff), ib)
-            assert np.abs(ia - ib).max() <= 1, f"{k}: baseline vs {lv} beyond 1 ulp"
+            tol = 3 if k in ("m_sigmoid", "m_silu") else 1
+            assert np.abs(ia - ib).max() <= tol, f"{k}: baseline vs {lv} beyond {tol} ulp"
 
 
 def test_show_config_names_the_level_in_use():

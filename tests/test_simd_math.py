@@ -18,9 +18,11 @@ import pytest
 import ggml_cy
 
 # max error in float32 ulp against the float64 reference (the README budget)
-BUDGET = {"exp": 1.0, "log": 1.0, "sin": 1.0, "cos": 1.0, "tanh": 1.5, "sigmoid": 1.0,
-          "silu": 1.0, "expm1": 1.5, "log1p": 1.5, "log2": 1.0, "erf": 1.0, "gelu": 1.0,
-          "gelu_erf": 1.0, "gelu_quick": 1.0, "softplus": 1.0}
+# (sigmoid, silu, gelu, gelu_quick, softplus: float lanes, a few roundings more than the
+# double-lane forms they replaced (0.6 ulp at a third of the speed): the issue allows 4)
+BUDGET = {"exp": 1.0, "log": 1.0, "sin": 1.0, "cos": 1.0, "tanh": 1.5, "sigmoid": 2.5,
+          "silu": 3.5, "expm1": 1.5, "log1p": 1.5, "log2": 1.0, "erf": 1.0, "gelu": 3.5,
+          "gelu_erf": 1.0, "gelu_quick": 3.5, "softplus": 2.5}
 # range where the function is not constant/trivial in float32 (dense samples)
 RANGE = {"exp": 104, "log": 3e38, "sin": 2e5, "cos": 2e5, "tanh": 10, "sigmoid": 110,
          "silu": 140, "expm1": 104, "log1p": 3e38, "log2": 3e38, "erf": 5, "gelu": 15,

@@ -203,12 +203,18 @@ static inline T kern_softplus_##tn(T x) {                                       
     return (T)(w > 0 ? w + log1p##SFX(exp##SFX(-w)) : log1p##SFX(exp##SFX(w)));         \
 }
 
-KERN_DEF_ACT(f32, float, double, )
+KERN_DEF_ACT(f32d, float, double, )
 KERN_DEF_ACT(f64, double, long double, l)
 /* The float32 rows of gelu, gelu_erf, gelu_quick, softplus (and erf) run simd_math.h's
- * vector code (optable.SIMD_ROWS; every layout goes through it); the scalar float32 forms
- * above stay for the one-element callers of other modules (ops_norm.h's GLU rows), where
- * a whole vector per element would cost more. Both are within 0.6 ulp of the exact value. */
+ * vector code (optable.SIMD_ROWS; every layout goes through it, ops_norm.h's GLU rows
+ * too), and the one-element float32 forms run the same code on one element, so a 0-d
+ * input gives the row's bits (the float-lane gelu, gelu_quick and softplus are within
+ * 2-3.5 ulp, not the correctly rounded value the double forms above give). */
+static inline float kern_elu_f32(float x, float alpha) { return kern_elu_f32d(x, alpha); }
+static inline float kern_gelu_f32(float x) { return sm_one_gelu_f32(x); }
+static inline float kern_gelu_erf_f32(float x) { return kern_gelu_erf_f32d(x); }
+static inline float kern_gelu_quick_f32(float x) { return sm_one_gelu_quick_f32(x); }
+static inline float kern_softplus_f32(float x) { return sm_one_softplus_f32(x); }
 
 /* sigmoid, silu: float64 one precision up (long double); float32 from simd_math.h (double
  * lanes, rounded once) */
