@@ -454,6 +454,8 @@ ULP_BOUND = {"float32": 2, "float64": 2, "float16": 1}
 # roundings on exp's: their own budgets (README "Math functions": sigmoid 2.5, softplus 2.5,
 # silu / gelu / gelu_quick 3.5 ulp of the exact value) as a distance from the rounded value
 ACT_ULP_F32 = {"sigmoid": 3, "softplus": 3, "silu": 4, "gelu": 4, "gelu_quick": 4}
+# float64 sigmoid / silu (plain double lanes, simd_math_f64.h): within 2.5 / 3 ulp
+ACT_ULP_F64 = {"sigmoid": 3, "silu": 3}
 
 
 # --------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 import ggml_cy
 from _oracle import (
     BOOL_DTYPE, FLOAT_DTYPES, INT_DTYPES, LARGE_N, MID_N, NATIVE_DTYPES, NATIVE_IDS, ULP_BOUND,
-    ACT_ULP_F32,
+    ACT_ULP_F32, ACT_ULP_F64,
     activation_reference, assert_bitwise, assert_same_exception, compare_outcomes,
     pair_with_specials, random_values, run, special_values, assert_ulp,
 )
@@ -557,8 +557,8 @@ def _check_activation(op, dtype, layout, n_threads):
     watch2 = out2 if out2 is not None else watch2
     got = run(lambda: _act_call(op, x2, kw2, "cy", n_threads))
     tol = 0 if op in ACT_TOL0 else ULP_BOUND[np.dtype(dtype).name]
-    if np.dtype(dtype) == np.float32:
-        tol = max(tol, ACT_ULP_F32.get(op, 0))
+    tol = max(tol, {"float32": ACT_ULP_F32, "float64": ACT_ULP_F64}.get(
+        np.dtype(dtype).name, {}).get(op, 0))
     if _baseline_level() and np.dtype(dtype) == np.float64 and op in ("silu", "sigmoid", "tanh"):
         tol = max(tol, 3)   # no FMA at the x86-64-v2 baseline: the float64 quotient rounds twice more
     worst = compare_outcomes(got, expected, exact=False, max_ulp=tol, inputs=[("x", xin)],

@@ -16,7 +16,8 @@ import pytest
 
 import ggml_cy
 from _oracle import (
-    ACT_ULP_F32, LARGE_N, ULP_BOUND, activation_reference, assert_ulp, special_values, ulp_distance,
+    ACT_ULP_F32, ACT_ULP_F64, LARGE_N, ULP_BOUND, activation_reference, assert_ulp,
+    special_values, ulp_distance,
 )
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -201,6 +202,6 @@ def test_activation_ulp_vs_exact(op, dtype, n_threads):
     got = _act_call(op, x, n_threads)
     _record(op, dtype, _max_ulp(got, expected), _max_ulp(got, expected, np.abs(x) <= 4))
     bound = ULP_BOUND[dtype]
-    if np.dtype(dtype) == np.float32:
-        bound = max(bound, ACT_ULP_F32.get(op, 0))      # the float-lane activations' budgets
+    bound = max(bound, {"float32": ACT_ULP_F32, "float64": ACT_ULP_F64}.get(
+        np.dtype(dtype).name, {}).get(op, 0))            # the SIMD activations' budgets
     assert_ulp(got, expected, bound, inputs=[("x", x)], what=f"{op}[{dtype}]")

@@ -190,7 +190,7 @@ def test_float16_through_float32(name):
 # max error in float64 ulp against an extended-precision reference (x86 long double, 64-bit
 # significand; spot-checked against mpmath below). README "Math functions".
 BUDGET64 = {"exp": 1.0, "expm1": 1.5, "log": 1.0, "log1p": 1.5, "log2": 1.0, "sin": 1.0,
-            "cos": 1.0, "tanh": 2.0, "sigmoid": 2.0, "silu": 2.0}
+            "cos": 1.0, "tanh": 2.0, "sigmoid": 2.5, "silu": 3.0}
 RANGE64 = {"exp": 745, "expm1": 745, "log": 1e308, "log1p": 1e308, "log2": 1e308,
            "sin": 1e6, "cos": 1e6, "tanh": 25, "sigmoid": 745, "silu": 745}
 # At the x86-64-v2 baseline (no FMA) the float64 tanh/sigmoid/silu quotients round twice

@@ -25,6 +25,20 @@ static inline sm_vl sm_bcl(int64_t v) {
 #define SM_EXP_LN2HI 0x1.62e42feep-1
 #define SM_EXP_LN2LO 0x1.a39ef35793c76p-33
 
+/* (e^r - 1 - r) / r^2 on |r| <= ln2/2: a degree-9 Chebyshev fit made for this code (mpmath,
+ * 120 bits; the error it adds to e^r is below 1.3e-17, 0.06 ulp), two multiply-adds fewer
+ * than the degree-11 Taylor polynomial it replaced */
+#define SM_EXPM1_Q(r) ({                                                                  \
+    sm_vd q_ = 0x1.af38a9b0ec855p-26 * (r) + 0x1.289185613a3d6p-22;                     \
+    q_ = q_ * (r) + 0x1.71de0dae63bb3p-19;                                              \
+    q_ = q_ * (r) + 0x1.a019b90d2ae7ap-16;                                              \
+    q_ = q_ * (r) + 0x1.a01a01a7c41d5p-13;                                              \
+    q_ = q_ * (r) + 0x1.6c16c1788bd90p-10;                                              \
+    q_ = q_ * (r) + 0x1.11111111109b3p-7;                                               \
+    q_ = q_ * (r) + 0x1.5555555553d63p-5;                                               \
+    q_ = q_ * (r) + 0x1.5555555555556p-3;                                               \
+    q_ * (r) + 0x1.0000000000001p-1; })
+
 /* e^(x + xl) - 1 - r split: returns em = e^r - 1 and n with e^(x+xl) = 2^n (1 + em);
  * x in [-746, 710], |xl| <= 2^-40 |x| (an optional low part of the argument) */
 static inline sm_vd sm_expm1_core_d(sm_vd x, sm_vd xl, sm_vl * n) {
@@ -34,18 +48,7 @@ static inline sm_vd sm_expm1_core_d(sm_vd x, sm_vd xl, sm_vl * n) {
     sm_vd rh = x - fn * SM_EXP_LN2HI;                   /* exact */
     sm_vd r = rh - fn * SM_EXP_LN2LO;
     sm_vd c = ((rh - r) - fn * SM_EXP_LN2LO) + xl;     /* what r lost, plus the low part */
-    /* (e^r - 1 - r) / r^2 on |r| <= 0.35: Taylor to r^11 (1/13!), relative error 4e-17 */
-    sm_vd q = 0x1.6124613a86d09p-33 * r + 0x1.1eed8eff8d898p-29;
-    q = q * r + 0x1.ae64567f544e4p-26;
-    q = q * r + 0x1.27e4fb7789f5cp-22;
-    q = q * r + 0x1.71de3a556c734p-19;
-    q = q * r + 0x1.a01a01a01a01ap-16;
-    q = q * r + 0x1.a01a01a01a01ap-13;
-    q = q * r + 0x1.6c16c16c16c17p-10;
-    q = q * r + 0x1.1111111111111p-7;
-    q = q * r + 0x1.5555555555555p-5;
-    q = q * r + 0x1.5555555555555p-3;
-    q = q * r + 0.5;
+    sm_vd q = SM_EXPM1_Q(r);
     sm_vd tq = (r * r) * q + c;
     return r + tq;
 }
@@ -57,17 +60,7 @@ static inline sm_vd sm_expm1_core2_d(sm_vd x, sm_vl * n, sm_vd * lo) {
     sm_vd rh = x - fn * SM_EXP_LN2HI;
     sm_vd r = rh - fn * SM_EXP_LN2LO;
     sm_vd c = (rh - r) - fn * SM_EXP_LN2LO;
-    sm_vd q = 0x1.6124613a86d09p-33 * r + 0x1.1eed8eff8d898p-29;
-    q = q * r + 0x1.ae64567f544e4p-26;
-    q = q * r + 0x1.27e4fb7789f5cp-22;
-    q = q * r + 0x1.71de3a556c734p-19;
-    q = q * r + 0x1.a01a01a01a01ap-16;
-    q = q * r + 0x1.a01a01a01a01ap-13;
-    q = q * r + 0x1.6c16c16c16c17p-10;
-    q = q * r + 0x1.1111111111111p-7;
-    q = q * r + 0x1.5555555555555p-5;
-    q = q * r + 0x1.5555555555555p-3;
-    q = q * r + 0.5;
+    sm_vd q = SM_EXPM1_Q(r);
     sm_vd tq = (r * r) * q + c;
     sm_vd em = r + tq;
     *lo = (r - em) + tq;
