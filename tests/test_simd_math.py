@@ -18,9 +18,10 @@ import pytest
 import ggml_cy
 
 # max error in float32 ulp against the float64 reference (the README budget)
-# (sigmoid, silu, gelu, gelu_quick, softplus: float lanes, a few roundings more than the
-# double-lane forms they replaced (0.6 ulp at a third of the speed): the issue allows 4)
-BUDGET = {"exp": 1.0, "log": 1.0, "sin": 1.0, "cos": 1.0, "tanh": 1.5, "sigmoid": 2.5,
+# (sigmoid, silu, gelu, gelu_quick, softplus, sin, cos: float lanes, a few roundings more
+# than the double-lane forms they replaced (0.6 ulp at a half to a third of the speed): the
+# issue allows 4; numpy's own float32 sin/cos are within 1.4 ulp here)
+BUDGET = {"exp": 1.0, "log": 1.0, "sin": 1.5, "cos": 1.5, "tanh": 1.5, "sigmoid": 2.5,
           "silu": 3.5, "expm1": 1.5, "log1p": 1.5, "log2": 1.0, "erf": 1.0, "gelu": 3.5,
           "gelu_erf": 1.0, "gelu_quick": 3.5, "softplus": 2.5}
 # range where the function is not constant/trivial in float32 (dense samples)

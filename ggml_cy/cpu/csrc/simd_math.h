@@ -306,6 +306,7 @@ static inline sm_vfh sm_siluf_h(sm_vfh x) { return sm_sigsilu_h(x, 1); }
 
 #include "simd_math_more.h"
 #include "simd_math_act32.h"
+#include "simd_math_sincos32.h"
 #include "simd_math_f64.h"
 
 /* ------------------------------------------------------------------ rows */
@@ -359,8 +360,13 @@ SM_ROW_F32(log, sm_logf)
 SM_ROW_F32(tanh, sm_tanhf)
 SM_ROW_F32(sigmoid, sm_sigmoidf)
 SM_ROW_F32(silu, sm_siluf)
+#if defined(__FMA__)            /* simd_math_sincos32.h: float lanes */
+SM_ROW_F32(sin, sm_sinf)
+SM_ROW_F32(cos, sm_cosf)
+#else
 SM_ROW_F32H(sin, sm_sinf_h)
 SM_ROW_F32H(cos, sm_cosf_h)
+#endif
 SM_ROW_F32(expm1, sm_expm1f)
 SM_ROW_F32(log1p, sm_log1pf)
 SM_ROW_F32(log2, sm_log2f)
