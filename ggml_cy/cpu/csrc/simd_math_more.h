@@ -162,7 +162,29 @@ static inline sm_vf sm_expm1f_core2(sm_vf x, sm_vf * lo_out) {
     }
     return sm_self(tiny, x, hi + lo);
 }
+#if defined(__FMA__)
+/* The row's form with FMA: e^x - 1 = 2^n (e^r - 1) + (2^n - 1) as one fused multiply-add
+ * (2^n - 1 exact for n >= -24, and a rounding below half an ulp beyond), r without its
+ * correction term: within 2 ulp (numpy's own float32 expm1 here: 2.2), 1.5x the speed of
+ * the compensated two-sum form below (0.82 ulp), which stays for the baseline. */
+static inline sm_vf sm_expm1f_core(sm_vf x) {
+    sm_vf t = x * SM_LOG2E + SM_MAGIC;
+    sm_vf fn = t - SM_MAGIC;
+    sm_vi n = (sm_vi)t - (sm_vi)sm_bcf(SM_MAGIC);
+    sm_vf r = (x - fn * SM_LN2HI) - fn * SM_LN2LO;
+    sm_vf q = 0x1.a03366p-13f * r + 0x1.6d71eep-10f;
+    q = q * r + 0x1.111188p-7f;
+    q = q * r + 0x1.5554b2p-5f;
+    q = q * r + 0x1.555554p-3f;
+    q = q * r + 0.5f;
+    sm_vf em = (r * r) * q + r;
+    sm_vf s = sm_pow2i(n);
+    sm_vf v = s * em + (s - 1.0f);
+    return sm_self(((sm_vi)x & 0x7fffffff) < 0x33000000, x, v);   /* |x| < 2^-25: x, -0 */
+}
+#else
 static inline sm_vf sm_expm1f_core(sm_vf x) { return sm_expm1f_core2(x, 0); }
+#endif
 
 static inline sm_vf sm_expm1f(sm_vf x) {
     sm_vi ix = (sm_vi)x, ia = ix & 0x7fffffff;
