@@ -318,6 +318,7 @@ static inline sm_vfh sm_sigmoidf_h(sm_vfh x) { return sm_sigsilu_h(x, 0); }
 static inline sm_vfh sm_siluf_h(sm_vfh x) { return sm_sigsilu_h(x, 1); }
 
 #include "simd_math_more.h"
+#include "simd_math_erf.h"
 #include "simd_math_f64.h"
 
 /* ------------------------------------------------------------------ rows */
@@ -381,9 +382,9 @@ SM_ROW_F32H(cos, sm_cosf_h)
 SM_ROW_F32(expm1, sm_expm1f)
 SM_ROW_F32(log1p, sm_log1pf)
 SM_ROW_F32(log2, sm_log2f)
-SM_ROW_F32H(erf, sm_erff_h)
+SM_ROW_F32(erf, sm_erff)
 SM_ROW_F32H(gelu, sm_geluf_h)
-SM_ROW_F32H(gelu_erf, sm_gelu_erff_h)
+SM_ROW_F32(gelu_erf, sm_gelu_erff)
 SM_ROW_F32H(gelu_quick, sm_gelu_quickf_h)
 SM_ROW_F32H(softplus, sm_softplusf_h)
 
