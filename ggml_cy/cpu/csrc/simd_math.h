@@ -307,6 +307,7 @@ static inline sm_vfh sm_siluf_h(sm_vfh x) { return sm_sigsilu_h(x, 1); }
 #include "simd_math_more.h"
 #include "simd_math_act32.h"
 #include "simd_math_sincos32.h"
+#include "simd_math_erf.h"
 #include "simd_math_f64.h"
 
 /* ------------------------------------------------------------------ rows */
@@ -370,8 +371,8 @@ SM_ROW_F32H(cos, sm_cosf_h)
 SM_ROW_F32(expm1, sm_expm1f)
 SM_ROW_F32(log1p, sm_log1pf)
 SM_ROW_F32(log2, sm_log2f)
-SM_ROW_F32H(erf, sm_erff_h)
-SM_ROW_F32H(gelu_erf, sm_gelu_erff_h)
+SM_ROW_F32(erf, sm_erff)                 /* simd_math_erf.h (double lanes at the baseline) */
+SM_ROW_F32(gelu_erf, sm_gelu_erff)
 #if defined(__FMA__)            /* simd_math_act32.h: float lanes */
 SM_ROW_F32(gelu, sm_geluf)
 SM_ROW_F32(gelu_quick, sm_gelu_quickf)
