@@ -188,9 +188,11 @@ def test_float16_through_float32(name):
 # max error in float64 ulp against an extended-precision reference (x86 long double, 64-bit
 # significand; spot-checked against mpmath below). README "Math functions".
 BUDGET64 = {"exp": 1.0, "expm1": 1.5, "log": 1.0, "log1p": 1.5, "log2": 1.0, "sin": 1.0,
-            "cos": 1.0, "tanh": 2.0, "sigmoid": 2.0, "silu": 2.0}
+            "cos": 1.0, "tanh": 2.0, "sigmoid": 2.0, "silu": 2.0, "gelu": 2.0,
+            "gelu_quick": 2.0, "softplus": 2.0}
 RANGE64 = {"exp": 745, "expm1": 745, "log": 1e308, "log1p": 1e308, "log2": 1e308,
-           "sin": 1e6, "cos": 1e6, "tanh": 25, "sigmoid": 745, "silu": 745}
+           "sin": 1e6, "cos": 1e6, "tanh": 25, "sigmoid": 745, "silu": 745, "gelu": 25,
+           "gelu_quick": 450, "softplus": 745}
 # At the x86-64-v2 baseline (no FMA) the float64 tanh/sigmoid/silu quotients round twice
 # more: measured up to 2.3 / 2.3 / 2.8 ulp there, so their budget at that level is 3 ulp.
 def _budget64(name):
@@ -208,6 +210,23 @@ SPECIALS64 = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.22
 _LD_OK = np.finfo(np.longdouble).nmant >= 63
 
 
+_GELU_C1 = "1.5957691216057307117597842397375"         # 2 sqrt(2 / pi)
+
+
+def _mp_act(name, v):
+    """mpmath value of gelu / gelu_quick / softplus at the float v (120 bits)."""
+    import mpmath
+    with mpmath.workprec(120):
+        x = mpmath.mpf(float(v))
+        if name == "softplus":
+            return x + mpmath.log1p(mpmath.exp(-x)) if x > 0 else mpmath.log1p(mpmath.exp(x))
+        if name == "gelu_quick":
+            w = -mpmath.mpf("1.702") * x
+        else:
+            w = -mpmath.mpf(_GELU_C1) * x * (1 + mpmath.mpf("0.044715") * x * x)
+        return x / (1 + mpmath.exp(w))
+
+
 def _ref64(name, x):
     xl = np.asarray(x, np.longdouble)
     with np.errstate(all="ignore"):
@@ -215,6 +234,24 @@ def _ref64(name, x):
             e = np.exp(-np.abs(xl))
             s = np.where(xl >= 0, 1 / (1 + e), e / (1 + e))
             return xl * s if name == "silu" else s
+        if name == "softplus":
+            return np.maximum(xl, 0) + np.log1p(np.exp(-np.abs(xl)))
+        if name in ("gelu", "gelu_quick"):
+            # x / (1 + e^w); for x < 0 the result's relative error is w's absolute error,
+            # which long double leaves at |w| 2^-62: above |w| = 40 the value comes from
+            # mpmath
+            w = (-np.longdouble("1.702") * xl if name == "gelu_quick" else
+                 -np.longdouble(_GELU_C1) * xl * (1 + np.longdouble("0.044715") * xl * xl))
+            r = xl / (1 + np.exp(w))
+            r = np.where(np.isneginf(xl), np.nan, r)
+            far = np.flatnonzero((np.abs(w) > 40) & (np.abs(xl) < 1000) & (xl < 0))
+            if far.size:
+                pytest.importorskip("mpmath")
+                for i in far:
+                    m = _mp_act(name, np.asarray(x)[i])
+                    lo = float((m - float(m)) * 2 ** 200)     # scaled: below the subnormals
+                    r[i] = np.longdouble(float(m)) + np.longdouble(lo) * np.longdouble(2) ** -200
+            return r
         return getattr(np, name)(xl)
 
 
@@ -260,7 +297,8 @@ def test_float64_accuracy_budget(name):
         f"{name}({x[worst]!r}) = {got[worst]!r}: {err[worst]:.3f} ulp > {_budget64(name)}")
 
 
-@pytest.mark.parametrize("name", ["exp", "expm1", "log", "log1p", "log2", "sin", "cos", "tanh"])
+@pytest.mark.parametrize("name", ["exp", "expm1", "log", "log1p", "log2", "sin", "cos", "tanh",
+                                  "gelu", "gelu_quick", "softplus"])
 def test_float64_against_mpmath(name):
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.prec = 120
@@ -270,7 +308,14 @@ def test_float64_against_mpmath(name):
         x = np.abs(x) + (1e-300 if name != "log1p" else 0)
     with np.errstate(all="ignore"):
         got = _cy(name)(x)
-    f = (lambda v: mpmath.log(v, 2)) if name == "log2" else getattr(mpmath, name)
+    if name in ("gelu", "gelu_quick", "softplus"):
+        # and the far negative side, where x e^v amplifies v's error (deep underflow too)
+        x = np.concatenate([x, rng.uniform(-440 if name == "gelu_quick" else -23, -5, 200)])
+        with np.errstate(all="ignore"):
+            got = _cy(name)(x)
+        f = (lambda v, name=name: _mp_act(name, v))
+    else:
+        f = (lambda v: mpmath.log(v, 2)) if name == "log2" else getattr(mpmath, name)
     for v, g in zip(x, got):
         ref = f(mpmath.mpf(float(v)))
         ulp = float(abs(mpmath.mpf(float(g)) - ref) / np.spacing(abs(float(ref))))

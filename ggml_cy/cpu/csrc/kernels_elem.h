@@ -204,7 +204,15 @@ static inline T kern_softplus_##tn(T x) {                                       
 }
 
 KERN_DEF_ACT(f32, float, double, )
-KERN_DEF_ACT(f64, double, long double, l)
+KERN_DEF_ACT(f64ld, double, long double, l)
+/* float64: gelu, gelu_quick, softplus from simd_math_f64_act.h's vector code, one element
+ * at a time (the rows run the same code: same bits; within 0.75 / 0.75 / 1.2 ulp, README
+ * "Math functions"); elu and gelu_erf in long double as above */
+static inline double kern_elu_f64(double x, double alpha) { return kern_elu_f64ld(x, alpha); }
+static inline double kern_gelu_f64(double x) { return sm_one_gelu_f64(x); }
+static inline double kern_gelu_erf_f64(double x) { return kern_gelu_erf_f64ld(x); }
+static inline double kern_gelu_quick_f64(double x) { return sm_one_gelu_quick_f64(x); }
+static inline double kern_softplus_f64(double x) { return sm_one_softplus_f64(x); }
 /* The float32 rows of gelu, gelu_erf, gelu_quick, softplus (and erf) run simd_math.h's
  * vector code (optable.SIMD_ROWS; every layout goes through it); the scalar float32 forms
  * above stay for the one-element callers of other modules (ops_norm.h's GLU rows), where
