@@ -1,34 +1,39 @@
 /* ggml_cy SIMD math functions, float64 activations (issue 14 item 2): erf, gelu (ggml's
  * tanh approximation), gelu_erf, gelu_quick, softplus in double lanes. Included by
  * simd_math.h after simd_math_f64.h. Polynomial coefficients were fitted for this code
- * (Chebyshev fits at 200 bits in mpmath, rounded to double, checked by measurement).
+ * (Chebyshev fits in mpmath at 120-200 bits, rounded to double, checked by measurement).
+ * Measured maxima (tests/test_simd_math.py, 80-bit / mpmath references, every level):
+ * erf 1.17 ulp, gelu 0.76, gelu_erf 0.87, gelu_quick 0.77, softplus 1.21.
  *
- *   gelu, gelu_quick  x sigmoid(v), v = 2 sqrt(2/pi) x (1 + 0.044715 x^2) resp. 1.702 x.
- *          For x < 0 the result x e^v / (1 + e^v) has the relative error of v's absolute
- *          error times 1 (|v| up to 745): v is formed as a double-double (x^2 exact, the
- *          constants in two parts, products with their exact errors) and e^(vh + vl)
- *          takes the low part into its reduced argument. e^-|v| = 2^n (p + pl), the
- *          quotient m / (1 + e) (resp. m e / (1 + e)) corrected by its exact residual,
- *          scaled by 2^n at the end (subnormal results rounded once).
+ *   gelu, gelu_quick  x / (1 + e^w), w = -2 sqrt(2/pi) x (1 + 0.044715 x^2) resp.
+ *          -1.702 x. For x < 0 the result has the relative error of w's absolute error
+ *          (|w| up to 745): w is a double-double (x^2 exact, the constants in two parts,
+ *          products with their exact errors) and e^(wh + wl) takes the low part as a
+ *          shift of its reduced argument. e^w = 2^n (p + pl), 1 + e^w = d + dl, the
+ *          quotient corrected by its exact residual. |w| <= 650 in the whole vector (the
+ *          common case): this one formula for both signs; otherwise (noinline) the
+ *          general form m sigmoid(v) on e^-|v|, scaled by 2^n last (subnormal results
+ *          round once), for the lanes outside only (the others keep the fast form's bits).
  *   softplus  max(x, 0) + log1p(e), e = e^-|x| = 2^n (p + pl): 1 + e = 2^k (1 + f) with
  *          its rounding error c carried, log(1 + f) by the s = f / (2 + f) kernel
- *          (degree-6 fit in s^2) plus c / (1 + f); e < 2^-54: e itself.
- *   erf    |x| < 0.84375: x P(x^2); above 1 - erfc |x|;
- *   erfc (erf, gelu_erf)  t >= 0.84375 (to 27.3, where 0.5 x erfc underflows):
- *          erfc t = e^(-t^2) F(t), t^2 as a double-double (from x^2 / 2 exactly for
- *          gelu_erf: z = x / sqrt 2 rounded would put z^2 2^-53 into the exponent), F
- *          a polynomial in pieces whose coefficients are chosen per lane.
- *   gelu_erf  x Phi(x) = 0.5 x erfc(-x / sqrt 2); |x| small: 0.5 x + x^2 R(x^2).
+ *          (degree-6 fit in s^2) plus c / (1 + f); e < 2^-60: e itself.
+ *   erf    |x| < 0.75: x P(x^2) (P degree 10, x c0 exact); above 1 - erfc |x|,
+ *          erfc t = e^(-t^2) G(1/t) / t, t^2 a double-double, G of degree 12 on 7
+ *          pieces (half octaves of t), the piece's coefficients chosen per lane.
+ *   gelu_erf  x Phi(x) = x / 2 erfc(-x / sqrt 2); |x| < 0.75: x / 2 + x^2 R(x^2) with
+ *          the cancelling sum a two-sum; above: e^(-x^2/2) H(1/|x|) (H of degree 13 on 8
+ *          pieces), the exponent x^2 / 2 exact from x -- a rounded z = x / sqrt 2 would
+ *          put z^2 2^-53 into it, ~1 ulp per 2^-53 at z = 27 -- and no division by z.
  *
  * Without FMA (the x86-64-v2 baseline) the exact products are Dekker's (Veltkamp split),
- * so every level is held to the same budget. No input raises a floating-point flag that
- * the scalar long double code did not (none: -inf gives a quiet NaN, overflow is clamped
- * away). Accuracy is measured by tests/test_simd_math.py (README "Math functions"). */
+ * so every level is held to the same budget (2 ulp). Flags: the scalar long double code
+ * raised none that numpy reports, nor does this (-inf gives a quiet NaN for the gelus,
+ * large arguments are clamped before they can overflow, NaN lanes are compared as
+ * integers). */
 #ifndef GGML_CY_SIMD_MATH_F64_ACT_H
 #define GGML_CY_SIMD_MATH_F64_ACT_H
 
 #define SMA_ABS(v) ((sm_vd)((sm_vl)(v) & 0x7fffffffffffffffLL))
-#define SMA_NANL(v) ((((sm_vl)(v)) & 0x7fffffffffffffffLL) > 0x7ff0000000000000LL)
 
 /* a b = p + *e exactly (|a|, |b| < 2^900) */
 static inline sm_vd sma_two_prod(sm_vd a, sm_vd b, sm_vd * e) {
