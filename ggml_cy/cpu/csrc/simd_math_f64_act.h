@@ -107,8 +107,10 @@ static inline sm_vd sma_max(sm_vd a, sm_vd b) {                  /* no NaN here 
     return (sm_vd)_mm512_max_pd((__m512d)a, (__m512d)b);
 #elif SM_VB == 32
     return (sm_vd)_mm256_max_pd((__m256d)a, (__m256d)b);
-#else
+#elif defined(__SSE2__)
     return (sm_vd)_mm_max_pd((__m128d)a, (__m128d)b);
+#else
+    return sm_seld((sm_vl)(a > b), a, b);
 #endif
 }
 static inline sm_vd sma_min(sm_vd a, sm_vd b) {
@@ -116,14 +118,16 @@ static inline sm_vd sma_min(sm_vd a, sm_vd b) {
     return (sm_vd)_mm512_min_pd((__m512d)a, (__m512d)b);
 #elif SM_VB == 32
     return (sm_vd)_mm256_min_pd((__m256d)a, (__m256d)b);
-#else
+#elif defined(__SSE2__)
     return (sm_vd)_mm_min_pd((__m128d)a, (__m128d)b);
+#else
+    return sm_seld((sm_vl)(a < b), a, b);
 #endif
 }
-/* m / (1 + e^(wh + wl)), |wh| <= 650 (the common case: no clamps, and Dekker's split of d
- * stays finite at the baseline; both signs of w by one formula -- for w > 0 the quotient is small and 1 + e^w has no cancellation either):
- * e^w = 2^n (p + pl), 1 + e^w = d + dl (two-sum ordered by max/min), the quotient
- * corrected by its exact residual */
+/* m / (1 + e^(wh + wl)), |wh| <= 650 (the common case: no clamps, and Dekker's split of
+ * d stays finite at the baseline). Both signs of w by one formula: for w > 0 the quotient
+ * is small and 1 + e^w has no cancellation either. e^w = 2^n (p + pl), 1 + e^w = d + dl
+ * (a two-sum ordered by max/min), the quotient corrected by its exact residual. */
 static inline sm_vd sma_mdiv_fast(sm_vd m, sm_vd wh, sm_vd wl, int lite) {
     sm_vl n;
     sm_vd pl;
