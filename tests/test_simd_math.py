@@ -213,9 +213,11 @@ def test_erf_and_gelu_erf_tails_and_special_values():
 # max error in float64 ulp against an extended-precision reference (x86 long double, 64-bit
 # significand; spot-checked against mpmath below). README "Math functions".
 BUDGET64 = {"exp": 1.0, "expm1": 1.5, "log": 1.0, "log1p": 1.5, "log2": 1.0, "sin": 1.0,
-            "cos": 1.0, "tanh": 2.0, "sigmoid": 2.5, "silu": 3.0}
+            "cos": 1.0, "tanh": 2.0, "sigmoid": 2.5, "silu": 3.0, "erf": 2.0, "gelu": 2.0,
+            "gelu_erf": 2.0, "gelu_quick": 2.0, "softplus": 2.0}
 RANGE64 = {"exp": 745, "expm1": 745, "log": 1e308, "log1p": 1e308, "log2": 1e308,
-           "sin": 1e6, "cos": 1e6, "tanh": 25, "sigmoid": 745, "silu": 745}
+           "sin": 1e6, "cos": 1e6, "tanh": 25, "sigmoid": 745, "silu": 745, "erf": 7,
+           "gelu": 25, "gelu_erf": 40, "gelu_quick": 450, "softplus": 745}
 # At the x86-64-v2 baseline (no FMA) the float64 tanh/sigmoid/silu quotients round twice
 # more: measured up to 2.3 / 2.3 / 2.8 ulp there, so their budget at that level is 3 ulp.
 def _budget64(name):
@@ -233,6 +235,27 @@ SPECIALS64 = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.22
 _LD_OK = np.finfo(np.longdouble).nmant >= 63
 
 
+_GELU_C1 = "1.5957691216057307117597842397375"         # 2 sqrt(2 / pi)
+
+
+def _mp_act(name, v, prec=120):
+    """mpmath value of erf / gelu / gelu_erf / gelu_quick / softplus at the float v."""
+    import mpmath
+    with mpmath.workprec(prec):
+        x = mpmath.mpf(float(v))
+        if name == "erf":
+            return mpmath.erf(x)
+        if name == "gelu_erf":
+            return x * mpmath.erfc(-x / mpmath.sqrt(2)) / 2
+        if name == "softplus":
+            return x + mpmath.log1p(mpmath.exp(-x)) if x > 0 else mpmath.log1p(mpmath.exp(x))
+        if name == "gelu_quick":
+            w = -mpmath.mpf("1.702") * x
+        else:
+            w = -mpmath.mpf(_GELU_C1) * x * (1 + mpmath.mpf("0.044715") * x * x)
+        return x / (1 + mpmath.exp(w))
+
+
 def _ref64(name, x):
     xl = np.asarray(x, np.longdouble)
     with np.errstate(all="ignore"):
@@ -240,6 +263,37 @@ def _ref64(name, x):
             e = np.exp(-np.abs(xl))
             s = np.where(xl >= 0, 1 / (1 + e), e / (1 + e))
             return xl * s if name == "silu" else s
+        if name == "softplus":
+            return np.maximum(xl, 0) + np.log1p(np.exp(-np.abs(xl)))
+        if name in ("erf", "gelu_erf"):
+            # numpy has no long double erf: mpmath at 80 bits for the finite lanes
+            pytest.importorskip("mpmath")
+            xs = np.asarray(x, np.float64)
+            r = np.where(np.isnan(xl), np.nan, np.sign(xl) if name == "erf" else
+                         np.where(xl > 0, xl, np.where(np.isneginf(xl), np.nan, -0.0)))
+            r = r.astype(np.longdouble)
+            r = np.where(xl == 0, xl, r)                         # +-0 (mpmath has no -0)
+            for i in np.flatnonzero(np.isfinite(xs) & (np.abs(xs) < 40) & (xs != 0)):
+                m = _mp_act(name, xs[i], 80)
+                lo = float((m - float(m)) * 2 ** 200)     # scaled: below the subnormals
+                r[i] = np.longdouble(float(m)) + np.longdouble(lo) * np.longdouble(2) ** -200
+            return r
+        if name in ("gelu", "gelu_quick"):
+            # x / (1 + e^w); for x < 0 the result's relative error is w's absolute error,
+            # which long double leaves at |w| 2^-62: above |w| = 40 the value comes from
+            # mpmath
+            w = (-np.longdouble("1.702") * xl if name == "gelu_quick" else
+                 -np.longdouble(_GELU_C1) * xl * (1 + np.longdouble("0.044715") * xl * xl))
+            r = xl / (1 + np.exp(w))
+            r = np.where(np.isneginf(xl), np.nan, r)
+            far = np.flatnonzero((np.abs(w) > 40) & (np.abs(xl) < 1000) & (xl < 0))
+            if far.size:
+                pytest.importorskip("mpmath")
+                for i in far:
+                    m = _mp_act(name, np.asarray(x)[i])
+                    lo = float((m - float(m)) * 2 ** 200)     # scaled: below the subnormals
+                    r[i] = np.longdouble(float(m)) + np.longdouble(lo) * np.longdouble(2) ** -200
+            return r
         return getattr(np, name)(xl)
 
 
@@ -285,7 +339,8 @@ def test_float64_accuracy_budget(name):
         f"{name}({x[worst]!r}) = {got[worst]!r}: {err[worst]:.3f} ulp > {_budget64(name)}")
 
 
-@pytest.mark.parametrize("name", ["exp", "expm1", "log", "log1p", "log2", "sin", "cos", "tanh"])
+@pytest.mark.parametrize("name", ["exp", "expm1", "log", "log1p", "log2", "sin", "cos", "tanh",
+                                  "erf", "gelu", "gelu_erf", "gelu_quick", "softplus"])
 def test_float64_against_mpmath(name):
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.prec = 120
@@ -295,7 +350,15 @@ def test_float64_against_mpmath(name):
         x = np.abs(x) + (1e-300 if name != "log1p" else 0)
     with np.errstate(all="ignore"):
         got = _cy(name)(x)
-    f = (lambda v: mpmath.log(v, 2)) if name == "log2" else getattr(mpmath, name)
+    if name in ("erf", "gelu", "gelu_erf", "gelu_quick", "softplus"):
+        # and the far negative side, where x e^v amplifies v's error (deep underflow too)
+        lo = {"gelu_quick": -440, "gelu": -23, "gelu_erf": -39}.get(name, -30)
+        x = np.concatenate([x, rng.uniform(lo, -5, 200), rng.uniform(-1.5, 1.5, 200)])
+        with np.errstate(all="ignore"):
+            got = _cy(name)(x)
+        f = (lambda v, name=name: _mp_act(name, v))
+    else:
+        f = (lambda v: mpmath.log(v, 2)) if name == "log2" else getattr(mpmath, name)
     for v, g in zip(x, got):
         ref = f(mpmath.mpf(float(v)))
         ulp = float(abs(mpmath.mpf(float(g)) - ref) / np.spacing(abs(float(ref))))

@@ -286,7 +286,10 @@ SIMD_ROWS = frozenset([("exp", "f32"), ("log", "f32"), ("sin", "f32"), ("cos", "
                        # float64 (csrc/simd_math_f64.h)
                        ("exp", "f64"), ("expm1", "f64"), ("log", "f64"), ("log1p", "f64"),
                        ("log2", "f64"), ("sin", "f64"), ("cos", "f64"), ("tanh", "f64"),
-                       ("sigmoid", "f64"), ("silu", "f64")])
+                       ("sigmoid", "f64"), ("silu", "f64"),
+                       # float64 activations (csrc/simd_math_f64_act.h)
+                       ("erf", "f64"), ("gelu", "f64"), ("gelu_erf", "f64"),
+                       ("gelu_quick", "f64"), ("softplus", "f64")])
 # --- end issue 14 (math)
 
 BY_NAME = {o.name: o for o in OPS}

@@ -151,8 +151,8 @@ KERN_DEF_FLOAT(f64, double, , 0x1p512, DBL_MIN)
 
 /* exp, expm1, log, log1p, log2, sin, cos (and tanh, sigmoid, silu below): float32 and
  * float64 from the vectorized functions of simd_math.h, one element at a time (the rows call
- * the vector code directly: same bits); erf float64: the C library; erf float32:
- * simd_math_erf.h */
+ * the vector code directly: same bits); erf float64 likewise (simd_math_f64_act.h);
+ * erf float32: simd_math_erf.h */
 static inline double kern_exp_f64(double x) { return sm_one_exp_f64(x); }
 static inline double kern_log_f64(double x) { return sm_one_log_f64(x); }
 static inline double kern_sin_f64(double x) { return sm_one_sin_f64(x); }
@@ -164,7 +164,7 @@ static inline float kern_cos_f32(float x) { return sm_one_cos_f32(x); }
 static inline double kern_expm1_f64(double x) { return sm_one_expm1_f64(x); }
 static inline double kern_log1p_f64(double x) { return sm_one_log1p_f64(x); }
 static inline double kern_log2_f64(double x) { return sm_one_log2_f64(x); }
-static inline double kern_erf_f64(double x) { return erf(x); }
+static inline double kern_erf_f64(double x) { return sm_one_erf_f64(x); }
 static inline float kern_expm1_f32(float x) { return sm_one_expm1_f32(x); }
 static inline float kern_log1p_f32(float x) { return sm_one_log1p_f32(x); }
 static inline float kern_log2_f32(float x) { return sm_one_log2_f32(x); }
@@ -205,7 +205,15 @@ static inline T kern_softplus_##tn(T x) {                                       
 }
 
 KERN_DEF_ACT(f32d, float, double, )
-KERN_DEF_ACT(f64, double, long double, l)
+KERN_DEF_ACT(f64ld, double, long double, l)
+/* float64: gelu, gelu_erf, gelu_quick, softplus (and erf above) from simd_math_f64_act.h's
+ * vector code, one element at a time (the rows run the same code: same bits; measured
+ * maxima in README "Math functions"); elu in long double as above */
+static inline double kern_elu_f64(double x, double alpha) { return kern_elu_f64ld(x, alpha); }
+static inline double kern_gelu_f64(double x) { return sm_one_gelu_f64(x); }
+static inline double kern_gelu_erf_f64(double x) { return sm_one_gelu_erf_f64(x); }
+static inline double kern_gelu_quick_f64(double x) { return sm_one_gelu_quick_f64(x); }
+static inline double kern_softplus_f64(double x) { return sm_one_softplus_f64(x); }
 /* The float32 rows of gelu, gelu_erf, gelu_quick, softplus (and erf) run simd_math.h's
  * vector code (optable.SIMD_ROWS; every layout goes through it, ops_norm.h's GLU rows
  * too), and the one-element float32 forms run the same code on one element, so a 0-d
