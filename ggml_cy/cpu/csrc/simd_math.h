@@ -308,6 +308,7 @@ static inline sm_vfh sm_siluf_h(sm_vfh x) { return sm_sigsilu_h(x, 1); }
 #include "simd_math_act32.h"
 #include "simd_math_sincos32.h"
 #include "simd_math_erf.h"
+#include "simd_math_tanh.h"
 #include "simd_math_f64.h"
 #include "simd_math_f64_act.h"
 
@@ -359,7 +360,11 @@ static inline float sm_one_##name##_f32(float x) {                              
 
 SM_ROW_F32(exp, sm_expf)
 SM_ROW_F32(log, sm_logf)
+#if defined(__FMA__) && (SM_NF == 8 || SM_NF == 16)    /* simd_math_tanh.h: table pieces */
+SM_ROW_F32(tanh, sm_tanhf_lut)
+#else
 SM_ROW_F32(tanh, sm_tanhf)
+#endif
 SM_ROW_F32(sigmoid, sm_sigmoidf)
 SM_ROW_F32(silu, sm_siluf)
 #if defined(__FMA__)            /* simd_math_sincos32.h: float lanes */
