@@ -168,24 +168,7 @@ cdef int check_rows_attn(ggml_tensor * t) except -1:
 # --- end issue 13 (ops3)
 
 # --- issue 13: norms / softmax / GLU (ops1): row kernels of csrc/ops_norm.h
-# simd_math.h and its parts (reached through kernels_elem.h), named so that cythonize lists
-# them as dependencies: a change to them rebuilds this module
-cdef extern from "simd_math.h":
-    pass
-cdef extern from "simd_math_more.h":
-    pass
-cdef extern from "simd_math_f64.h":
-    pass
-cdef extern from "simd_math_act32.h":
-    pass
-cdef extern from "simd_math_sincos32.h":
-    pass
-cdef extern from "simd_math_erf.h":
-    pass
-cdef extern from "simd_math_tanh.h":
-    pass
-cdef extern from "simd_math_f64_act.h":
-    pass
+include "_simd_math_deps.pxi"
 cdef extern from "ops_norm.h" nogil:
     bint on_is_op(int op)
     int on_check(const ggml_tensor * t)         # 0 ok, 1 types, 2 shapes/params

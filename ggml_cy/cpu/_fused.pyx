@@ -13,24 +13,7 @@ from ggml_cy.core._ops cimport (GGML_OP_ADD, GGML_OP_SCALE, GGML_OP_ADD1, GGML_O
                                 GGML_OP_SQR, ggml_cy_op_is_elementwise)
 from ggml_cy.core._core cimport GGML_TYPE_F32, GGML_TYPE_F64
 
-# simd_math.h and its parts (reached through kernels_elem.h), named so that cythonize lists
-# them as dependencies: a change to them rebuilds this module
-cdef extern from "simd_math.h":
-    pass
-cdef extern from "simd_math_more.h":
-    pass
-cdef extern from "simd_math_f64.h":
-    pass
-cdef extern from "simd_math_act32.h":
-    pass
-cdef extern from "simd_math_sincos32.h":
-    pass
-cdef extern from "simd_math_erf.h":
-    pass
-cdef extern from "simd_math_tanh.h":
-    pass
-cdef extern from "simd_math_f64_act.h":
-    pass
+include "_simd_math_deps.pxi"
 cdef extern from "fused_stream.h" nogil:
     void gcy_stream_store(char * dst, const char * src, int64_t nbytes)
     void gcy_stream_fence()

@@ -276,26 +276,36 @@ static inline sm_vf sm_sigsilu_fast(sm_vf x, int silu) {         /* |x| <= 86.5 
     return num / (1.0f + e);
 }
 
-/* the lanes beyond the fast range (rare): out of line, so that the hot loop keeps its
- * registers (inlined, it cost the loop a third of its speed); the fast lanes are computed
- * inline on the same instructions as every other vector (a value's result must not
- * depend on its neighbours) */
-__attribute__((noinline, cold)) static sm_vf sm_sigsilu_slow(sm_vf x, sm_vi slow, sm_vf r,
-                                                             int silu) {
+/* a float vector through a double-lane function, half a vector at a time (the slow paths
+ * and the baseline forms of the float-lane functions) */
+static inline sm_vf sm_via_halves(sm_vf x, sm_vfh (*fn)(sm_vfh)) {
     sm_vfh lo, hi;
     sm_vf w;
     memcpy(&lo, &x, sizeof lo);
     memcpy(&hi, (const char *)&x + sizeof lo, sizeof hi);
-    lo = sm_sigsilu_h(lo, silu);
-    hi = sm_sigsilu_h(hi, silu);
+    lo = fn(lo);
+    hi = fn(hi);
     memcpy(&w, &lo, sizeof lo);
     memcpy((char *)&w + sizeof lo, &hi, sizeof hi);
-    return sm_self(slow, w, r);
+    return w;
 }
+/* The lanes beyond a fast range (rare: out of line so that the hot loop keeps its
+ * registers; inlined, it cost sigmoid's loop a third of its speed) from the double-lane
+ * function; r holds the fast lanes, computed inline by the caller on the same instructions
+ * as every other vector (computed in here, they came out of differently contracted code:
+ * 1 ulp apart from a row of small values), so a value's result does not depend on its
+ * neighbours. */
+__attribute__((noinline, cold)) static sm_vf sm_act_slow(sm_vf x, sm_vi big, sm_vf r,
+                                                         sm_vfh (*fn)(sm_vfh)) {
+    return sm_self(big, sm_via_halves(x, fn), r);
+}
+static inline sm_vfh sm_sigmoidf_h(sm_vfh x);
+static inline sm_vfh sm_siluf_h(sm_vfh x);
 static inline sm_vf sm_sigsiluf(sm_vf x, int silu) {
     sm_vi slow = ((sm_vi)x & 0x7fffffff) > 0x42ad0000;
     sm_vf r = sm_sigsilu_fast(sm_self(slow, sm_bcf(0.0f), x), silu);
-    if (__builtin_expect(sm_any(slow), 0)) r = sm_sigsilu_slow(x, slow, r, silu);
+    if (__builtin_expect(sm_any(slow), 0))
+        r = sm_act_slow(x, slow, r, silu ? sm_siluf_h : sm_sigmoidf_h);
     return r;
 }
 static inline sm_vf sm_sigmoidf(sm_vf x) { return sm_sigsiluf(x, 0); }

@@ -53,23 +53,7 @@ static inline sm_vf sm_xsig_ff(sm_vf x, sm_vf vh, sm_vf vl) {
     return sm_self(neg, x * e, x) / (1.0f + e);
 }
 
-/* The lanes beyond the fast range (rare: out of line so that the hot loop keeps its
- * registers) from the double-lane function; r holds the fast lanes, computed inline by
- * the caller on the same instructions as every other vector (computed here instead, they
- * came out of differently contracted code: 1 ulp apart from a row of small values), so a
- * value's result does not depend on its neighbours. */
-__attribute__((noinline, cold)) static sm_vf sm_act_slow(sm_vf x, sm_vi big, sm_vf r,
-                                                         sm_vfh (*fn)(sm_vfh)) {
-    sm_vfh lo, hi;
-    sm_vf w;
-    memcpy(&lo, &x, sizeof lo);
-    memcpy(&hi, (const char *)&x + sizeof lo, sizeof hi);
-    lo = fn(lo);
-    hi = fn(hi);
-    memcpy(&w, &lo, sizeof lo);
-    memcpy((char *)&w + sizeof lo, &hi, sizeof hi);
-    return sm_self(big, w, r);
-}
+/* sm_act_slow (simd_math.h): the lanes beyond the fast range, out of line */
 #define SM_ACT_F32(name, limbits)                                                         \
 static inline sm_vf sm_##name##f(sm_vf x) {                                             \
     sm_vi big = ((sm_vi)x & 0x7fffffff) > (limbits);                                    \

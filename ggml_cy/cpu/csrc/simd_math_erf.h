@@ -227,18 +227,7 @@ static inline sm_vf sm_gelu_erff(sm_vf x) {
 
 #else
 /* the x86-64-v2 baseline (no FMA): the double-lane forms of simd_math_more.h, per half */
-#define SM_HALVES(name, fh)                                                               \
-static inline sm_vf name(sm_vf x) {                                                      \
-    sm_vfh lo, hi;                                                                      \
-    sm_vf r;                                                                            \
-    memcpy(&lo, &x, sizeof lo);                                                         \
-    memcpy(&hi, (const char *)&x + sizeof lo, sizeof hi);                               \
-    lo = fh(lo);                                                                        \
-    hi = fh(hi);                                                                        \
-    memcpy(&r, &lo, sizeof lo);                                                         \
-    memcpy((char *)&r + sizeof lo, &hi, sizeof hi);                                     \
-    return r;                                                                           \
-}
+#define SM_HALVES(name, fh) static inline sm_vf name(sm_vf x) { return sm_via_halves(x, fh); }
 SM_HALVES(sm_erff, sm_erff_h)
 SM_HALVES(sm_gelu_erff, sm_gelu_erff_h)
 #endif
