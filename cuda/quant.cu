@@ -527,27 +527,82 @@ __global__ void __launch_bounds__(32 * MMV_WARPS) k_mmv_q4_0(mmq_args p) {
 // Q4_0 times one f32 column (the decode step's mat-vec), the way ggml's CUDA mmvq does it:
 // every CTA quantizes b to int8 per 32 values (scale amax/127, Q8_0's rule) into its shared
 // memory, and the dot products run on dp4a (nibbles 0..15 times int8, then minus 8 x the
-// block's int8 sum). A lane takes pairs of blocks (36 bytes from a 4-byte aligned start:
-// nine word loads, all issued before b is quantized so that they are in flight meanwhile);
-// a warp owns RW whole rows, so no cross-warp sum. NP: pairs per lane per row (K <= 2048 NP).
-// H100, 4096x4096, rotating weights (tools/device/q4mmv_proto.py, round Q1): 6.96 us, the f32-b
-// kernel below 9.0, torch's f16 mat-vec 16.7. Error: NMSE 2.7e-5 against float64 (ggml's
-// bound for quantized mul_mat is 5e-4).
-constexpr int MV8_WARPS = 8;
+// block's int8 sum). A lane takes pairs of blocks (36 bytes from a 4-byte aligned start: nine
+// word loads); a warp owns RW whole rows, so no cross-warp sum. NP: pairs per lane per row
+// (K <= 2048 NP).
+// The CTA's warps have two roles: MV8_WARPS warps issue all their weight loads at once and
+// then multiply; MV8_BWARPS more warps quantize b meanwhile (their b loads issued at the
+// CTA's start). When the same warps did both, b's loads (which the compiler places after the
+// weight loads, whatever the source order) came back behind the CTA's 73 KB of weights, and
+// the multiplies waited for them (tools/device/q4mv_probe.py, H100, L2 flushed: b ready 5.7
+// us into the CTA, end 6.8; with the b warps: b ready 3.4, end 5.8). Back to back on rotating
+// weights, H100: 7.04 us against 7.28 (the loads alone, no arithmetic: 5.99; an empty kernel
+// of the same grid 1.78); torch's f16 mat-vec 16.7. Error: NMSE 2.7e-5 against float64
+// (ggml's bound for quantized mul_mat is 5e-4).
+constexpr int MV8_WARPS = 8, MV8_BWARPS = 2;
+
+// b -> int8 by one of MV8_BWARPS warps: 512-value steps (16 values per lane; the two lanes of
+// a block share its amax and sum), up to 4 steps' loads in flight together. Whole warps run
+// every step (the shuffles need all 32 lanes); lanes past K take zeros and store nothing
+// (K % 64 == 0: a block's two lanes are both in or both out).
+__device__ __forceinline__ void mv8_quantize_b(const float * b, int K, int bw, int * qb, float * db, int * sb) {
+    const int lane = threadIdx.x & 31;
+    const int nsteps = K / 512 + (K % 512 != 0);
+    for (int t0 = bw; t0 < nsteps; t0 += 4 * MV8_BWARPS) {
+        float x[4][16];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int base = (t0 + u * MV8_BWARPS) * 512 + lane * 16;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const float4 v = base < K ? __ldg((const float4 *)(b + base) + j) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                x[u][4 * j] = v.x; x[u][4 * j + 1] = v.y; x[u][4 * j + 2] = v.z; x[u][4 * j + 3] = v.w;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int base = (t0 + u * MV8_BWARPS) * 512 + lane * 16;
+            const bool in = base < K;
+            float amax = 0.0f;
+#pragma unroll
+            for (int j = 0; j < 16; j++) amax = fmaxf(amax, fabsf(x[u][j]));
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+            const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+            int s = 0;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const float * xj = &x[u][4 * j];
+                const int q0 = __float2int_rn(xj[0] * id), q1 = __float2int_rn(xj[1] * id);
+                const int q2 = __float2int_rn(xj[2] * id), q3 = __float2int_rn(xj[3] * id);
+                s += q0 + q1 + q2 + q3;
+                if (in)
+                    qb[base / 4 + j] = (int)((uint32_t)(q0 & 0xff) | ((uint32_t)(q1 & 0xff) << 8) |
+                                             ((uint32_t)(q2 & 0xff) << 16) | ((uint32_t)q3 << 24));
+            }
+            s += __shfl_xor_sync(0xffffffffu, s, 1);
+            if (in && (lane & 1) == 0) { db[base / 32] = d; sb[base / 32] = s; }
+        }
+    }
+}
 
 template <int RW, int NP>
-__global__ void __launch_bounds__(32 * MV8_WARPS) k_mv_q4_0_q8(mmq_args p) {
+__global__ void __launch_bounds__(32 * (MV8_WARPS + MV8_BWARPS)) k_mv_q4_0_q8(mmq_args p) {
     extern __shared__ int mv8_smem[];
     const int K = p.K, nb = K / 32;
     int * qb = mv8_smem;                          // K / 4 words: b as int8
     float * db = (float *)(mv8_smem + K / 4);     // nb scales
     int * sb = (int *)(db + nb);                  // nb sums of the int8 values
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int rbase = blockIdx.x * (MV8_WARPS * RW) + warp * RW;
     const int z = blockIdx.y;
     const int i12 = z % p.ne12, i13 = z / p.ne12;
+    if (warp >= MV8_WARPS) {                      // a b warp
+        const float * b = (const float *)(p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3]);
+        mv8_quantize_b(b, K, warp - MV8_WARPS, qb, db, sb);
+        __syncthreads();
+        return;
+    }
+    const int rbase = blockIdx.x * (MV8_WARPS * RW) + warp * RW;
     const char * abase = p.a + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3];
-    const float * b = (const float *)(p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3]);
     uint32_t w[RW][NP][9];
 #pragma unroll
     for (int r = 0; r < RW; r++) {
@@ -562,37 +617,7 @@ __global__ void __launch_bounds__(32 * MV8_WARPS) k_mv_q4_0_q8(mmq_args p) {
             }
         }
     }
-    // b -> int8: 16 values per lane, the two lanes of a block share its amax and sum. Whole
-    // warps run every step (the shuffles need all 32 lanes); lanes past K take zeros and
-    // store nothing (K % 64 == 0: a block's two lanes are both in or both out).
-    for (int base0 = warp * 512; base0 < K; base0 += MV8_WARPS * 512) {
-        const int base = base0 + lane * 16;
-        const bool in = base < K;
-        float x[16];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const float4 v = in ? __ldg((const float4 *)(b + base) + j) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            x[4 * j] = v.x; x[4 * j + 1] = v.y; x[4 * j + 2] = v.z; x[4 * j + 3] = v.w;
-        }
-        float amax = 0.0f;
-#pragma unroll
-        for (int j = 0; j < 16; j++) amax = fmaxf(amax, fabsf(x[j]));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
-        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-        int s = 0;
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const int q0 = __float2int_rn(x[4 * j] * id), q1 = __float2int_rn(x[4 * j + 1] * id);
-            const int q2 = __float2int_rn(x[4 * j + 2] * id), q3 = __float2int_rn(x[4 * j + 3] * id);
-            s += q0 + q1 + q2 + q3;
-            if (in)
-                qb[base / 4 + j] = (int)((uint32_t)(q0 & 0xff) | ((uint32_t)(q1 & 0xff) << 8) |
-                                         ((uint32_t)(q2 & 0xff) << 16) | ((uint32_t)q3 << 24));
-        }
-        s += __shfl_xor_sync(0xffffffffu, s, 1);
-        if (in && (lane & 1) == 0) { db[base / 32] = d; sb[base / 32] = s; }
-    }
-    __syncthreads();
+    __syncthreads();                              // b is in shared memory
     float acc[RW];
 #pragma unroll
     for (int r = 0; r < RW; r++) acc[r] = 0.0f;
@@ -656,7 +681,7 @@ static bool launch_mv_q4_0_q8(const mmq_args & p, const void * a_data, unsigned 
     const size_t smem = (size_t)p.K + (size_t)(p.K / 32) * 8;
     const int np = (p.K + 2047) / 2048;
     auto go = [&](auto kern, int rw) {
-        kern<<<dim3(ceil_div(p.M, MV8_WARPS * rw), nbatch), 32 * MV8_WARPS, smem, stream>>>(p);
+        kern<<<dim3(ceil_div(p.M, MV8_WARPS * rw), nbatch), 32 * (MV8_WARPS + MV8_BWARPS), smem, stream>>>(p);
     };
     if (np == 1) go(k_mv_q4_0_q8<4, 1>, 4);
     else if (np == 2) go(k_mv_q4_0_q8<4, 2>, 4);

@@ -37,19 +37,30 @@ __device__ __forceinline__ float xsub(float a, float b) {
     const float r = __fsub_rn(a, b);
     return r == r ? r : x86_nan(a, b);
 }
-// E = true: the x86-exact ops above; false: the same roundings without the NaN repair.
-// Either way each operation rounds once (the _rn intrinsics are never contracted into an
-// FMA), so the two agree on every result that is not a NaN: a block whose scales are
-// finite takes the E = false form (qtype<T>::deq8), which is about half the instructions.
-template <bool E> __device__ __forceinline__ float qmul(float a, float b) { return E ? xmul(a, b) : __fmul_rn(a, b); }
-template <bool E> __device__ __forceinline__ float qadd(float a, float b) { return E ? xadd(a, b) : __fadd_rn(a, b); }
-template <bool E> __device__ __forceinline__ float qsub(float a, float b) { return E ? xsub(a, b) : __fsub_rn(a, b); }
+// The float ops of a block's values, by mode E:
+//   QX (2): the x86-exact ops above (dequantization);
+//   QR (1): the same roundings without the NaN repair: each op rounds once (the _rn
+//           intrinsics are never contracted into an FMA), so QR and QX agree on every result
+//           that is not a NaN. A block whose scales are finite takes QR (qtype<T>::deq8):
+//           about half the instructions of QX.
+//   QP (0): plain float ops, contraction allowed (dot products, where the rounding of a
+//           dequantized weight does not matter).
+constexpr int QP = 0, QR = 1, QX = 2;
+template <int E> __device__ __forceinline__ float qmul(float a, float b) {
+    return E == QX ? xmul(a, b) : E == QR ? __fmul_rn(a, b) : a * b;
+}
+template <int E> __device__ __forceinline__ float qadd(float a, float b) {
+    return E == QX ? xadd(a, b) : E == QR ? __fadd_rn(a, b) : a + b;
+}
+template <int E> __device__ __forceinline__ float qsub(float a, float b) {
+    return E == QX ? xsub(a, b) : E == QR ? __fsub_rn(a, b) : a - b;
+}
 
 // float16 bits -> float32 with NaN payloads kept (numpy's conversion: no quieting)
 __device__ __forceinline__ float h2f(uint16_t bits) { return up<half>(__ushort_as_half(bits)); }
-// the same for E = true; E = false: CUDA's own conversion (equal for every non-NaN value)
-template <bool E> __device__ __forceinline__ float hf(uint16_t bits) {
-    return E ? h2f(bits) : __half2float(__ushort_as_half(bits));
+// the same for QX; otherwise CUDA's own conversion (equal for every non-NaN value)
+template <int E> __device__ __forceinline__ float hf(uint16_t bits) {
+    return E == QX ? h2f(bits) : __half2float(__ushort_as_half(bits));
 }
 // whether float16 bits are finite (not inf, not NaN)
 __device__ __forceinline__ bool fin16(uint16_t bits) { return (bits & 0x7c00u) != 0x7c00u; }
@@ -120,30 +131,35 @@ template <bool TRY = false> __device__ __forceinline__ uint2 nibs8(const uint8_t
     return make_uint2((w.x >> sh) & 0x0f0f0f0fu, (w.y >> sh) & 0x0f0f0f0fu);
 }
 
-// OK: an expression of the block x, true when its scales are finite, so that no operation of
-// deq8 can give a NaN; then the exact form (E = true) takes the cheaper E = false body, whose
-// bits are the same (see qmul). Blocks with an inf or NaN scale take the exact body.
+// deq8<true>: the exact values (dequantization); deq8<false>: plain float ops (dot products).
+// OK is an expression of the block x, true when its scales are finite, so that no operation
+// can give a NaN: then the exact form takes the cheaper QR body, whose bits are the same (see
+// qmul); blocks with an inf or NaN scale take the QX body. The exact form also tries wider
+// loads (ld8a2<AL8>): one deq8 per thread there. The dot-product loops keep the plain 16-bit
+// loads: the alignment branches would keep their unrolled loads from being in flight together.
 #define QT_BEGIN(T, S, QKV, OK) template <> struct qtype<T> { using block_t = S; \
     static constexpr int TYPE = T; static constexpr int QK = QKV; static constexpr int BYTES = (int)sizeof(S); \
-    static constexpr bool AL8 = BYTES % 8 == 0;    /* ld8a2<AL8>: see ld8a2 */ \
+    static constexpr bool AL8 = BYTES % 8 == 0;    /* see ld8a2 */ \
     static __device__ __forceinline__ bool finite_scales(const uint8_t * b) { \
         const S * x = (const S *)b; (void)x; return OK; } \
-    template <bool E = true> static __device__ __forceinline__ void deq8(const uint8_t * b, int c, float * v) { \
-        if (!E || finite_scales(b)) body<false>(b, c, v); else body<true>(b, c, v); } \
-    template <bool E> static __device__ __forceinline__ void body(const uint8_t * b, int c, float * v) { \
+    template <bool X = true> static __device__ __forceinline__ void deq8(const uint8_t * b, int c, float * v) { \
+        if (!X) body<QP, false>(b, c, v); \
+        else if (finite_scales(b)) body<QR, AL8>(b, c, v); \
+        else body<QX, AL8>(b, c, v); } \
+    template <int E, bool A> static __device__ __forceinline__ void body(const uint8_t * b, int c, float * v) { \
         const S * x = (const S *)b; (void)x;
 #define QT_END } };
 
 QT_BEGIN(GGML_TYPE_Q4_0, block_q4_0, 32, fin16(x->d))
     const float d = hf<E>(x->d);
-    const uint2 q = nibs8<AL8>(x->qs, c);
+    const uint2 q = nibs8<A>(x->qs, c);
 #pragma unroll
     for (int j = 0; j < 8; j++) v[j] = qmul<E>(d, (float)((int)byte_of(q, j) - 8));
 QT_END
 
 QT_BEGIN(GGML_TYPE_Q4_1, block_q4_1, 32, fin16(x->d) && fin16(x->m))
     const float d = hf<E>(x->d), m = hf<E>(x->m);
-    const uint2 q = nibs8<AL8>(x->qs, c);
+    const uint2 q = nibs8<A>(x->qs, c);
 #pragma unroll
     for (int j = 0; j < 8; j++) v[j] = qadd<E>(qmul<E>(d, (float)byte_of(q, j)), m);
 QT_END
@@ -151,7 +167,7 @@ QT_END
 QT_BEGIN(GGML_TYPE_Q5_0, block_q5_0, 32, fin16(x->d))
     const float d = hf<E>(x->d);
     const uint32_t qh = ld32a2(x->qh);
-    const uint2 q = nibs8<AL8>(x->qs, c);
+    const uint2 q = nibs8<A>(x->qs, c);
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         const int i = 8 * c + j;
@@ -162,7 +178,7 @@ QT_END
 QT_BEGIN(GGML_TYPE_Q5_1, block_q5_1, 32, fin16(x->d) && fin16(x->m))
     const float d = hf<E>(x->d), m = hf<E>(x->m);
     const uint32_t qh = ld32a2(x->qh);
-    const uint2 q = nibs8<AL8>(x->qs, c);
+    const uint2 q = nibs8<A>(x->qs, c);
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         const int i = 8 * c + j;
@@ -172,21 +188,21 @@ QT_END
 
 QT_BEGIN(GGML_TYPE_Q8_0, block_q8_0, 32, fin16(x->d))
     const float d = hf<E>(x->d);
-    const uint2 q = ld8a2<AL8>((const uint8_t *)x->qs + 8 * c);
+    const uint2 q = ld8a2<A>((const uint8_t *)x->qs + 8 * c);
 #pragma unroll
     for (int j = 0; j < 8; j++) v[j] = qmul<E>((float)(int8_t)byte_of(q, j), d);
 QT_END
 
 QT_BEGIN(GGML_TYPE_Q8_1, block_q8_1, 32, fin16(x->d))
     const float d = hf<E>(x->d);
-    const uint2 q = ld8a2<AL8>((const uint8_t *)x->qs + 8 * c);
+    const uint2 q = ld8a2<A>((const uint8_t *)x->qs + 8 * c);
 #pragma unroll
     for (int j = 0; j < 8; j++) v[j] = qmul<E>((float)(int8_t)byte_of(q, j), d);
 QT_END
 
 QT_BEGIN(GGML_TYPE_Q8_K, block_q8_K, 256, isfinite(x->d))
     const float d = x->d;
-    const uint2 q = ld8a2<AL8>((const uint8_t *)x->qs + 8 * c);
+    const uint2 q = ld8a2<A>((const uint8_t *)x->qs + 8 * c);
 #pragma unroll
     for (int j = 0; j < 8; j++) v[j] = qmul<E>((float)(int8_t)byte_of(q, j), d);
 QT_END
@@ -197,7 +213,7 @@ QT_BEGIN(GGML_TYPE_Q2_K, block_q2_K, 256, fin16(x->d) && fin16(x->dmin))
     const uint8_t sc = x->scales[i0 >> 4];
     const float dl = qmul<E>(hf<E>(x->d), (float)(sc & 15));
     const float ml = qmul<E>(hf<E>(x->dmin), (float)(sc >> 4));
-    const uint2 q = ld8a2<AL8>(x->qs + half_ * 32 + l0);
+    const uint2 q = ld8a2<A>(x->qs + half_ * 32 + l0);
 #pragma unroll
     for (int j = 0; j < 8; j++) v[j] = qsub<E>(qmul<E>(dl, (float)((byte_of(q, j) >> sh) & 3)), ml);
 QT_END
@@ -208,7 +224,7 @@ QT_BEGIN(GGML_TYPE_Q3_K, block_q3_K, 256, fin16(x->d))
     const int lo = (x->scales[s & 7] >> (4 * (s >> 3))) & 15;
     const int hi = (x->scales[8 + (s & 3)] >> (2 * (s >> 2))) & 3;
     const float dl = qmul<E>(hf<E>(x->d), (float)((lo | (hi << 4)) - 32));
-    const uint2 q = ld8a2<AL8>(x->qs + half_ * 32 + l0), hm = ld8a2<AL8>(x->hmask + l0);
+    const uint2 q = ld8a2<A>(x->qs + half_ * 32 + l0), hm = ld8a2<A>(x->hmask + l0);
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         const int ql = (byte_of(q, j) >> sh) & 3;
@@ -233,7 +249,7 @@ QT_BEGIN(GGML_TYPE_Q4_K, block_q4_K, 256, fin16(x->d) && fin16(x->dmin))
     int sc, mn;
     scale_min_k4(x->scales, s, sc, mn);
     const float dsc = qmul<E>(hf<E>(x->d), (float)sc), dm = qmul<E>(hf<E>(x->dmin), (float)mn);
-    const uint2 q = ld8a2<AL8>(x->qs + (s >> 1) * 32 + l0);
+    const uint2 q = ld8a2<A>(x->qs + (s >> 1) * 32 + l0);
     const int sh = (s & 1) * 4;
 #pragma unroll
     for (int j = 0; j < 8; j++) v[j] = qsub<E>(qmul<E>(dsc, (float)((byte_of(q, j) >> sh) & 15)), dm);
@@ -244,7 +260,7 @@ QT_BEGIN(GGML_TYPE_Q5_K, block_q5_K, 256, fin16(x->d) && fin16(x->dmin))
     int sc, mn;
     scale_min_k4(x->scales, s, sc, mn);
     const float dsc = qmul<E>(hf<E>(x->d), (float)sc), dm = qmul<E>(hf<E>(x->dmin), (float)mn);
-    const uint2 q = ld8a2<AL8>(x->qs + (s >> 1) * 32 + l0), qh = ld8a2<AL8>(x->qh + l0);
+    const uint2 q = ld8a2<A>(x->qs + (s >> 1) * 32 + l0), qh = ld8a2<A>(x->qh + l0);
     const int sh = (s & 1) * 4;
 #pragma unroll
     for (int j = 0; j < 8; j++) {
@@ -255,9 +271,9 @@ QT_END
 
 QT_BEGIN(GGML_TYPE_Q6_K, block_q6_K, 256, fin16(x->d))
     const int i0 = 8 * c, half_ = i0 >> 7, r = i0 & 127;
-    const uint2 ql = ld8a2<AL8>(x->ql + half_ * 64 + (r & 63));
+    const uint2 ql = ld8a2<A>(x->ql + half_ * 64 + (r & 63));
     const int shl = (r >> 6) * 4;
-    const uint2 qh = ld8a2<AL8>(x->qh + half_ * 32 + (r & 31));
+    const uint2 qh = ld8a2<A>(x->qh + half_ * 32 + (r & 31));
     const int shh = (r >> 5) * 2;
     const float dsc = qmul<E>(hf<E>(x->d), (float)x->scales[i0 >> 4]);
 #pragma unroll
@@ -285,7 +301,7 @@ QT_END
 QT_BEGIN(GGML_TYPE_TQ2_0, block_tq2_0, 256, fin16(x->d))
     const int i0 = 8 * c, half_ = i0 >> 7, sh = ((i0 >> 5) & 3) * 2, l0 = i0 & 31;
     const float d = hf<E>(x->d);
-    const uint2 q = ld8a2<AL8>(x->qs + half_ * 32 + l0);
+    const uint2 q = ld8a2<A>(x->qs + half_ * 32 + l0);
 #pragma unroll
     for (int j = 0; j < 8; j++) v[j] = qmul<E>(d, (float)((int)((byte_of(q, j) >> sh) & 3) - 1));
 QT_END
@@ -333,7 +349,7 @@ __device__ __forceinline__ uint2 iq4nl_lut8(uint2 q) { return make_uint2(iq4nl_l
 
 QT_BEGIN(GGML_TYPE_IQ4_NL, block_iq4_nl, 32, fin16(x->d))
     const float d = hf<E>(x->d);
-    const uint2 k = iq4nl_lut8(nibs8<AL8>(x->qs, c));
+    const uint2 k = iq4nl_lut8(nibs8<A>(x->qs, c));
 #pragma unroll
     for (int j = 0; j < 8; j++) v[j] = qmul<E>(d, (float)(int8_t)byte_of(k, j));
 QT_END
@@ -343,13 +359,13 @@ QT_BEGIN(GGML_TYPE_IQ4_XS, block_iq4_xs, 256, fin16(x->d))
     const int lo = (x->scales_l[s >> 1] >> (4 * (s & 1))) & 15;
     const int hi = (x->scales_h >> (2 * s)) & 3;
     const float dl = qmul<E>(hf<E>(x->d), (float)((lo | (hi << 4)) - 32));
-    const uint2 k = iq4nl_lut8(nibs8<AL8>(x->qs + s * 16, (i0 & 31) >> 3));
+    const uint2 k = iq4nl_lut8(nibs8<A>(x->qs + s * 16, (i0 & 31) >> 3));
 #pragma unroll
     for (int j = 0; j < 8; j++) v[j] = qmul<E>(dl, (float)(int8_t)byte_of(k, j));
 QT_END
 
 // The eight values of one IQ2/IQ3 group: (db * grid) * sign, grid bytes little-endian.
-template <bool E> __device__ __forceinline__ void grid8(float db, uint64_t grid, uint32_t signs, float * v) {
+template <int E> __device__ __forceinline__ void grid8(float db, uint64_t grid, uint32_t signs, float * v) {
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         const float g = (float)(uint32_t)((grid >> (8 * j)) & 0xff);
@@ -405,7 +421,7 @@ QT_BEGIN(GGML_TYPE_IQ3_S, block_iq3_s, 256, fin16(x->d))
 QT_END
 
 // IQ1: dl * (grid + delta), grid bytes are int8 -1, 0, 1
-template <bool E> __device__ __forceinline__ void grid8_iq1(float dl, uint64_t grid, float delta, float * v) {
+template <int E> __device__ __forceinline__ void grid8_iq1(float dl, uint64_t grid, float delta, float * v) {
 #pragma unroll
     for (int j = 0; j < 8; j++) v[j] = qmul<E>(dl, (float)(int8_t)((grid >> (8 * j)) & 0xff) + delta);
 }

@@ -36,15 +36,18 @@ template <int HINT> __device__ __forceinline__ u32 ldw(const u32 * p) {
 
 // b -> int8 per 32 values into shared memory (ggml_cy's k_mv_q4_0_q8 step): W warps, 512 values
 // per warp step
-template <int W>
-__device__ __forceinline__ void quant_b(const float * __restrict__ b, int K, int * qb, float * db, int * sb) {
+__device__ __forceinline__ void load16(const float * __restrict__ b, int base, float * x) {
+#pragma unroll
+    for (int j = 0; j < 4; j++) { const float4 v = __ldg((const float4 *)(b + base) + j);
+        x[4*j] = v.x; x[4*j+1] = v.y; x[4*j+2] = v.z; x[4*j+3] = v.w; }
+}
+// PRE_X: the first step's 16 values per lane are already in x (loaded before the weights)
+template <int W, bool PRE_X = false>
+__device__ __forceinline__ void quant_b(const float * __restrict__ b, int K, int * qb, float * db, int * sb, float * x) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int base0 = warp * 512; base0 < K; base0 += W * 512) {
         const int base = base0 + lane * 16;
-        float x[16];
-#pragma unroll
-        for (int j = 0; j < 4; j++) { const float4 v = __ldg((const float4 *)(b + base) + j);
-            x[4*j] = v.x; x[4*j+1] = v.y; x[4*j+2] = v.z; x[4*j+3] = v.w; }
+        if (!PRE_X || base0 != warp * 512) load16(b, base, x);
         float amax = 0.0f;
 #pragma unroll
         for (int j = 0; j < 16; j++) amax = fmaxf(amax, fabsf(x[j]));
@@ -97,8 +100,90 @@ __device__ __forceinline__ void dots(const u32 (*w)[NP][9], const int * qb, cons
     }
 }
 
+// The same sums in four independent dp4a chains per block pair (low and high nibbles of
+// each block) instead of two chains of eight: the sums wait less on dp4a latency.
+template <int RW, int NP>
+__device__ __forceinline__ void dots4(const u32 (*w)[NP][9], const int * qb, const float * db, const int * sb,
+                                      int nb, float * acc) {
+    const int lane = threadIdx.x & 31;
+    constexpr u32 m4 = 0x0f0f0f0fu;
+#pragma unroll
+    for (int c = 0; c < NP; c++) {
+        const int pr = lane + 32 * c;
+        if (2 * pr >= nb) break;
+        const int4 * bq = (const int4 *)(qb + pr * 16);
+        const int4 b0 = bq[0], b1 = bq[1], b2 = bq[2], b3 = bq[3];
+        const float d0 = db[2 * pr], d1 = db[2 * pr + 1];
+        const int s0 = sb[2 * pr], s1 = sb[2 * pr + 1];
+#pragma unroll
+        for (int r = 0; r < RW; r++) {
+            const u32 * v = w[r][c];
+            const u32 q0 = __funnelshift_r(v[0], v[1], 16), q1 = __funnelshift_r(v[1], v[2], 16);
+            const u32 q2 = __funnelshift_r(v[2], v[3], 16), q3 = __funnelshift_r(v[3], v[4], 16);
+            int sa = __dp4a((int)(q0 & m4), b0.x, -8 * s0);
+            int sb_ = __dp4a((int)((q0 >> 4) & m4), b1.x, 0);
+            int sc = __dp4a((int)(v[5] & m4), b2.x, -8 * s1);
+            int sd = __dp4a((int)((v[5] >> 4) & m4), b3.x, 0);
+            sa = __dp4a((int)(q1 & m4), b0.y, sa); sb_ = __dp4a((int)((q1 >> 4) & m4), b1.y, sb_);
+            sc = __dp4a((int)(v[6] & m4), b2.y, sc); sd = __dp4a((int)((v[6] >> 4) & m4), b3.y, sd);
+            sa = __dp4a((int)(q2 & m4), b0.z, sa); sb_ = __dp4a((int)((q2 >> 4) & m4), b1.z, sb_);
+            sc = __dp4a((int)(v[7] & m4), b2.z, sc); sd = __dp4a((int)((v[7] >> 4) & m4), b3.z, sd);
+            sa = __dp4a((int)(q3 & m4), b0.w, sa); sb_ = __dp4a((int)((q3 >> 4) & m4), b1.w, sb_);
+            sc = __dp4a((int)(v[8] & m4), b2.w, sc); sd = __dp4a((int)((v[8] >> 4) & m4), b3.w, sd);
+            const float da0 = __half2float(__ushort_as_half((unsigned short)(v[0] & 0xffffu)));
+            const float da1 = __half2float(__ushort_as_half((unsigned short)(v[4] >> 16)));
+            acc[r] = fmaf(da0 * d0, (float)(sa + sb_), acc[r]);
+            acc[r] = fmaf(da1 * d1, (float)(sc + sd), acc[r]);
+        }
+    }
+}
+
+// The same sums with the rows outermost: the lane's b (all NP pairs) is read from shared
+// memory first, then each row's pairs in the order their loads were issued (and arrive), so
+// that only the last row's sums wait for the end of the stream.
+template <int RW, int NP>
+__device__ __forceinline__ void dots_rmajor(const u32 (*w)[NP][9], const int * qb, const float * db, const int * sb,
+                                            int nb, float * acc) {
+    const int lane = threadIdx.x & 31;
+    constexpr u32 m4 = 0x0f0f0f0fu;
+    int4 bq[NP][4];
+    float d0[NP], d1[NP];
+    int s0[NP], s1[NP];
+#pragma unroll
+    for (int c = 0; c < NP; c++) {
+        const int pr = lane + 32 * c;
+        const int pc = 2 * pr < nb ? pr : 0;
+        const int4 * q = (const int4 *)(qb + pc * 16);
+        bq[c][0] = q[0]; bq[c][1] = q[1]; bq[c][2] = q[2]; bq[c][3] = q[3];
+        d0[c] = db[2 * pc]; d1[c] = db[2 * pc + 1]; s0[c] = sb[2 * pc]; s1[c] = sb[2 * pc + 1];
+    }
+#pragma unroll
+    for (int r = 0; r < RW; r++) {
+#pragma unroll
+        for (int c = 0; c < NP; c++) {
+            if (2 * (lane + 32 * c) >= nb) break;
+            const u32 * v = w[r][c];
+            const int4 b0 = bq[c][0], b1 = bq[c][1], b2 = bq[c][2], b3 = bq[c][3];
+            const u32 q0 = __funnelshift_r(v[0], v[1], 16), q1 = __funnelshift_r(v[1], v[2], 16);
+            const u32 q2 = __funnelshift_r(v[2], v[3], 16), q3 = __funnelshift_r(v[3], v[4], 16);
+            int si = __dp4a((int)(q0 & m4), b0.x, 0); si = __dp4a((int)(q1 & m4), b0.y, si);
+            si = __dp4a((int)(q2 & m4), b0.z, si); si = __dp4a((int)(q3 & m4), b0.w, si);
+            si = __dp4a((int)((q0 >> 4) & m4), b1.x, si); si = __dp4a((int)((q1 >> 4) & m4), b1.y, si);
+            si = __dp4a((int)((q2 >> 4) & m4), b1.z, si); si = __dp4a((int)((q3 >> 4) & m4), b1.w, si);
+            int sj = __dp4a((int)(v[5] & m4), b2.x, 0); sj = __dp4a((int)(v[6] & m4), b2.y, sj);
+            sj = __dp4a((int)(v[7] & m4), b2.z, sj); sj = __dp4a((int)(v[8] & m4), b2.w, sj);
+            sj = __dp4a((int)((v[5] >> 4) & m4), b3.x, sj); sj = __dp4a((int)((v[6] >> 4) & m4), b3.y, sj);
+            sj = __dp4a((int)((v[7] >> 4) & m4), b3.z, sj); sj = __dp4a((int)((v[8] >> 4) & m4), b3.w, sj);
+            const float da0 = __half2float(__ushort_as_half((unsigned short)(v[0] & 0xffffu)));
+            const float da1 = __half2float(__ushort_as_half((unsigned short)(v[4] >> 16)));
+            acc[r] = fmaf(da0 * d0[c], (float)(si - 8 * s0[c]), acc[r]);
+            acc[r] = fmaf(da1 * d1[c], (float)(sj - 8 * s1[c]), acc[r]);
+        }
+    }
+}
+
 // PRE: b was quantized by quant_b_kernel into global memory (qg, dg, sg), copied to shared
-template <int RW, int W, int NP, int HINT, bool TRACE, bool PRE>
+template <int RW, int W, int NP, int HINT, bool TRACE, bool PRE, bool BF = false>
 __device__ __forceinline__ void mv(const unsigned char * __restrict__ a, long long astr, const float * __restrict__ b,
         float * __restrict__ d, int M, int K, u64 * ts, const int * qg, const float * dg, const int * sg) {
     extern __shared__ int smem[];
@@ -107,6 +192,8 @@ __device__ __forceinline__ void mv(const unsigned char * __restrict__ a, long lo
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int rbase = blockIdx.x * (W * RW) + warp * RW;
     if (TRACE && threadIdx.x == 0) ts[blockIdx.x * 4 + 0] = gtime();
+    float x[16];
+    if (BF) load16(b, warp * 512 + lane * 16, x);
     u32 w[RW][NP][9];
 #pragma unroll
     for (int r = 0; r < RW; r++) {
@@ -126,7 +213,7 @@ __device__ __forceinline__ void mv(const unsigned char * __restrict__ a, long lo
         for (int i = threadIdx.x; i < K / 4; i += W * 32) qb[i] = __ldg(qg + i);
         for (int i = threadIdx.x; i < nb; i += W * 32) { db[i] = __ldg(dg + i); sb[i] = __ldg(sg + i); }
     } else {
-        quant_b<W>(b, K, qb, db, sb);
+        quant_b<W, BF>(b, K, qb, db, sb, x);
     }
     __syncthreads();
     if (TRACE && threadIdx.x == 0) ts[blockIdx.x * 4 + 2] = gtime();
@@ -144,10 +231,10 @@ __device__ __forceinline__ void mv(const unsigned char * __restrict__ a, long lo
     if (TRACE) { __syncthreads(); if (threadIdx.x == 0) ts[blockIdx.x * 4 + 3] = gtime(); }
 }
 
-#define MV(NAME, RW, W, NP, HINT, TRACE, PRE) \
+#define MV(NAME, RW, W, NP, HINT, TRACE, PRE, ...) \
 extern "C" __global__ void __launch_bounds__(W * 32) NAME(const unsigned char * a, long long astr, const float * b, \
         float * d, int M, int K, u64 * ts, const int * qg, const float * dg, const int * sg) { \
-    mv<RW, W, NP, HINT, TRACE, PRE>(a, astr, b, d, M, K, ts, qg, dg, sg); }
+    mv<RW, W, NP, HINT, TRACE, PRE, ##__VA_ARGS__>(a, astr, b, d, M, K, ts, qg, dg, sg); }
 MV(cur, 4, 8, 2, 0, false, false)
 MV(cur_h128, 4, 8, 2, 1, false, false)
 MV(cur_h256, 4, 8, 2, 2, false, false)
@@ -157,10 +244,106 @@ MV(rw4_w4, 4, 4, 2, 0, false, false)
 MV(rw8_w8_h256, 8, 8, 2, 2, false, false)
 MV(pre, 4, 8, 2, 0, false, true)
 MV(trace, 4, 8, 2, 0, true, false)
+MV(bfirst, 4, 8, 2, 0, false, false, true)
+MV(bfirst_h256, 4, 8, 2, 2, false, false, true)
+MV(bfirst_rw2_w16, 2, 16, 2, 0, false, false, true)
+MV(bfirst_rw4_w4, 4, 4, 2, 0, false, false, true)
+MV(trace_bfirst, 4, 8, 2, 0, true, false, true)
+
+// Warp-specialized: W warps load and multiply the weights, WS more warps quantize b (all
+// their b loads issued first, at the CTA's start, so b does not queue behind the weights).
+template <int RW, int W, int NP, int WS, bool TRACE, int RM = 0>
+__device__ __forceinline__ void mv_ws(const unsigned char * __restrict__ a, long long astr, const float * __restrict__ b,
+        float * __restrict__ d, int M, int K, u64 * ts) {
+    extern __shared__ int smem[];
+    const int nb = K / 32;
+    int * qb = smem; float * db = (float *)(smem + K / 4); int * sb = (int *)(db + nb);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (TRACE && threadIdx.x == 0) ts[blockIdx.x * 4 + 0] = gtime();
+    if (warp >= W) {
+        constexpr int NS = 8 / WS;            // 512-value steps per b warp (K = 4096)
+        float xs[NS][16];
+        const int r = warp - W;
+#pragma unroll
+        for (int t = 0; t < NS; t++) {
+            const int base = (r + WS * t) * 512 + lane * 16;
+            if (base < K) load16(b, base, xs[t]);
+        }
+#pragma unroll
+        for (int t = 0; t < NS; t++) {
+            const int base = (r + WS * t) * 512 + lane * 16;
+            const float * x = xs[t];
+            float amax = 0.0f;
+#pragma unroll
+            for (int j = 0; j < 16; j++) amax = fmaxf(amax, fabsf(x[j]));
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+            const float dd = amax / 127.0f, id = dd != 0.0f ? 1.0f / dd : 0.0f;
+            int s = 0;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const int q0 = __float2int_rn(x[4*j] * id), q1 = __float2int_rn(x[4*j+1] * id);
+                const int q2 = __float2int_rn(x[4*j+2] * id), q3 = __float2int_rn(x[4*j+3] * id);
+                s += q0 + q1 + q2 + q3;
+                if (base < K) qb[base / 4 + j] = (int)((u32)(q0 & 0xff) | ((u32)(q1 & 0xff) << 8) | ((u32)(q2 & 0xff) << 16) | ((u32)q3 << 24));
+            }
+            s += __shfl_xor_sync(0xffffffffu, s, 1);
+            if (base < K && (lane & 1) == 0) { db[base / 32] = dd; sb[base / 32] = s; }
+        }
+        __syncthreads();
+        if (TRACE) __syncthreads();
+        return;
+    }
+    const int rbase = blockIdx.x * (W * RW) + warp * RW;
+    u32 w[RW][NP][9];
+#pragma unroll
+    for (int r = 0; r < RW; r++) {
+        const int row = rbase + r < M ? rbase + r : M - 1;
+        const u32 * ar = (const u32 *)(a + (long long)row * astr);
+#pragma unroll
+        for (int c = 0; c < NP; c++) {
+            const int pr = lane + 32 * c;
+            if (2 * pr < nb) {
+#pragma unroll
+                for (int j = 0; j < 9; j++) w[r][c][j] = __ldg(ar + pr * 9 + j);
+            }
+        }
+    }
+    if (TRACE && threadIdx.x == 0) ts[blockIdx.x * 4 + 1] = gtime();
+    __syncthreads();
+    if (TRACE && threadIdx.x == 0) ts[blockIdx.x * 4 + 2] = gtime();
+    float acc[RW];
+#pragma unroll
+    for (int r = 0; r < RW; r++) acc[r] = 0.0f;
+    if (RM == 2) dots4<RW, NP>(w, qb, db, sb, nb, acc);
+    else if (RM) dots_rmajor<RW, NP>(w, qb, db, sb, nb, acc);
+    else dots<RW, NP>(w, qb, db, sb, nb, acc);
+#pragma unroll
+    for (int r = 0; r < RW; r++) {
+        float s = acc[r];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0 && rbase + r < M) d[rbase + r] = s;
+    }
+    if (TRACE) { __syncthreads(); if (threadIdx.x == 0) ts[blockIdx.x * 4 + 3] = gtime(); }
+}
+#define MVWS(NAME, RW, W, NP, WS, TRACE, ...) \
+extern "C" __global__ void __launch_bounds__((W + WS) * 32) NAME(const unsigned char * a, long long astr, const float * b, \
+        float * d, int M, int K, u64 * ts, const int * qg, const float * dg, const int * sg) { \
+    mv_ws<RW, W, NP, WS, TRACE, ##__VA_ARGS__>(a, astr, b, d, M, K, ts); }
+MVWS(ws2, 4, 8, 2, 2, false)
+MVWS(ws4, 4, 8, 2, 4, false)
+MVWS(ws2c4, 4, 8, 2, 2, false, 2)
+MVWS(ws4c4, 4, 8, 2, 4, false, 2)
+MVWS(ws2c4_rw2_w16, 2, 16, 2, 2, false, 2)
+MVWS(ws2c4_rw8_w4, 8, 4, 2, 2, false, 2)
+MVWS(ws2_rw8_w4, 8, 4, 2, 2, false)
+MVWS(trace_ws2, 4, 8, 2, 2, true)
+MVWS(trace_ws2c4, 4, 8, 2, 2, true, 2)
 
 extern "C" __global__ void __launch_bounds__(256) quant_b_kernel(const float * b, int K, int * qg, float * dg, int * sg) {
     // one CTA of 8 warps quantizes b into global memory
-    quant_b<8>(b, K, qg, dg, sg);
+    float x[16];
+    quant_b<8>(b, K, qg, dg, sg, x);
 }
 
 // floors: the same loads, XOR-reduced (no b, no arithmetic)
@@ -254,12 +437,12 @@ def main():
     astr = np.int64(NB * 18)
     results = {}
 
-    def mv_launch(name, rw, w):
+    def mv_launch(name, rw, w, ws=0):
         f = mod.get_function(name)
         grid = ((M + rw * w - 1) // (rw * w),)
 
         def launch(i):
-            f(grid, (32 * w,), (a[i % k], astr, x, out, np.int32(M), np.int32(K), ts, qg, dg, sg),
+            f(grid, (32 * (w + ws),), (a[i % k], astr, x, out, np.int32(M), np.int32(K), ts, qg, dg, sg),
               shared_mem=smem)
         return launch
 
@@ -280,9 +463,11 @@ def main():
     for fl in ("floor_ld9", "floor_ldc"):
         f = mod.get_function(fl)
         report(fl, lambda i, f=f: f((128,), (256,), (a[i % k], astr, out, np.int32(M), np.int32(K))), check=False)
-    for name, rw, w in [("cur", 4, 8), ("cur_h128", 4, 8), ("cur_h256", 4, 8), ("rw2_w16", 2, 16),
-                        ("rw2_w16_h256", 2, 16), ("rw4_w4", 4, 4), ("rw8_w8_h256", 8, 8)]:
+    for name, rw, w in [("cur", 4, 8), ("cur_h256", 4, 8)]:
         report(name, mv_launch(name, rw, w))
+    for name, rw, w, ws in [("ws2", 4, 8, 2), ("ws4", 4, 8, 4), ("ws2c4", 4, 8, 2), ("ws4c4", 4, 8, 4),
+                            ("ws2c4_rw2_w16", 2, 16, 2), ("ws2c4_rw8_w4", 8, 4, 2), ("ws2_rw8_w4", 8, 4, 2)]:
+        report(name, mv_launch(name, rw, w, ws))
     fq = mod.get_function("quant_b_kernel")
     pre = mv_launch("pre", 4, 8)
 
@@ -291,11 +476,20 @@ def main():
         pre(i)
     report("pre+quant", pair)
     report("pre alone", pre)
-    # phase trace
-    tr = mv_launch("trace", 4, 8)
+    for tname in ("trace", "trace_bfirst"):
+        trace(mv_launch(tname, 4, 8), tname, ts)
+    trace(mv_launch("trace_ws2", 4, 8, 2), "trace_ws2", ts)
+    trace(mv_launch("trace_ws2c4", 4, 8, 2), "trace_ws2c4", ts)
+    return 0
+
+
+def trace(tr, tname, ts):
+    """Phase times of one launch (thread 0 of every CTA), relative to the first CTA start."""
     tr(0)
     cp.cuda.Device().synchronize()
-    for rep in range(3):
+    flush = cp.empty(64 << 20, cp.float32)      # 256 MB: evicts the weights from L2
+    for rep in range(2):
+        flush.fill(rep)
         cp.cuda.Device().synchronize()
         tr(rep + 1)
         cp.cuda.Device().synchronize()
@@ -303,9 +497,8 @@ def main():
         t -= t[:, 0].min()
         med = np.median(t, axis=0)
         mx = t.max(axis=0)
-        print(f"trace {rep}: start med {med[0]:.0f} max {mx[0]:.0f} ns | loads issued med {med[1]:.0f} | "
+        print(f"{tname} {rep}: start med {med[0]:.0f} max {mx[0]:.0f} ns | loads issued med {med[1]:.0f} | "
               f"b ready med {med[2]:.0f} max {mx[2]:.0f} | end med {med[3]:.0f} max {mx[3]:.0f} ns")
-    return 0
 
 
 if __name__ == "__main__":
