@@ -476,11 +476,43 @@ def main():
         pre(i)
     report("pre+quant", pair)
     report("pre alone", pre)
+    ggml_cy_section(raws, xh, k, timeit_fn=timeit, report=report)
     for tname in ("trace", "trace_bfirst"):
         trace(mv_launch(tname, 4, 8), tname, ts)
     trace(mv_launch("trace_ws2", 4, 8, 2), "trace_ws2", ts)
     trace(mv_launch("trace_ws2c4", 4, 8, 2), "trace_ws2c4", ts)
     return 0
+
+
+def ggml_cy_section(raws, xh, k, timeit_fn, report):
+    """ggml_cy's own mul_mat on the same weights, timed by this tool's method (cupy events on
+    the legacy stream, which waits for ggml_cy's blocking stream) and by the bench's
+    EventTimer (torch sleep, ggml_cy events): the kernel alone vs what the bench sees."""
+    try:
+        import ggml_cy.cuda as gcuda
+        import torch
+        from bench.gpu import EventTimer
+    except Exception as exc:
+        print("ggml_cy section skipped:", exc)
+        return
+    ws = [gcuda.from_blocks(r, "Q4_0") for r in raws]
+    x = gcuda.asarray(xh.reshape(1, -1))
+    outs = [gcuda.empty((1, M), np.float32) for _ in range(k)]
+    launch = lambda i: gcuda.mul_mat(ws[i % k], x, out=outs[i % k])   # noqa: E731
+    launch1 = lambda i: gcuda.mul_mat(ws[i % k], x, out=outs[0])      # noqa: E731
+    report("ggml_cy tool", launch, check=False)
+    report("ggml_cy 1out", launch1, check=False)
+    timer = EventTimer(torch, gcuda)
+    import time
+    t0 = time.perf_counter()
+    for i in range(8):
+        launch(i)
+    host_s = (time.perf_counter() - t0) / 8
+    gcuda.synchronize()
+    xs = sorted(timer.sample("ggml_cy", launch, 120, host_s) for _ in range(9))
+    print(f"ggml_cy bench-timer {xs[4] * 1e6:6.2f} us (host {host_s * 1e6:.1f} us per call)")
+    xs = sorted(timer.sample("ggml_cy", launch, 120, 3 * host_s) for _ in range(9))
+    print(f"ggml_cy bench-timer, 3x sleep {xs[4] * 1e6:6.2f} us")
 
 
 def trace(tr, tname, ts):
