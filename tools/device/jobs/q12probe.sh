@@ -1,6 +1,9 @@
-# budget: 120
-# Issue 12: the Q4_0 x1 mat-vec probe, with ggml_cy's own mul_mat timed two ways.
+# budget: 150
+# Issue 12: the Q4_0 x1 mat-vec probe, with ggml_cy's own mul_mat timed two ways, then again
+# with ggml_cy's stream created non-blocking.
 out=$1
 export PYTHONPATH=.:${PYTHONPATH:-}
 nvidia-smi --query-gpu=name --format=csv,noheader
-timeout 100 python3 tools/device/q4mv_probe.py 2>&1 | tee "$out/probe.txt"
+timeout 60 python3 tools/device/q4mv_probe.py 2>&1 | tee "$out/probe.txt" | grep -v trace
+echo "--- GGML_CY_CUDA_NONBLOCKING=1"
+GGML_CY_CUDA_NONBLOCKING=1 timeout 60 python3 tools/device/q4mv_probe.py 2>&1 | tee "$out/probe_nb.txt" | grep ggml_cy
