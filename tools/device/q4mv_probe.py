@@ -481,7 +481,10 @@ def main():
     for label, nb_flag in (("ws2 blocking stream", False), ("ws2 nonblocking", True)):
         with cp.cuda.Stream(non_blocking=nb_flag):
             report(label, ws2)
-    ggml_cy_section(raws, xh, k, timeit_fn=timeit, report=report)
+    ggml_cy_section(raws, xh, k, timeit_fn=timeit, report=report,
+                    mv_kernel=(mod.get_function("ws2"), (M // 32,), (320,), smem,
+                               (astr, x, out, np.int32(M), np.int32(K), ts, qg, dg, sg)))
+    print("cupy weight buffers mod 256:", [int(a_.data.ptr) % 256 for a_ in a[:6]])
     for tname in ("trace", "trace_bfirst"):
         trace(mv_launch(tname, 4, 8), tname, ts)
     trace(mv_launch("trace_ws2", 4, 8, 2), "trace_ws2", ts)
@@ -489,7 +492,7 @@ def main():
     return 0
 
 
-def ggml_cy_section(raws, xh, k, timeit_fn, report):
+def ggml_cy_section(raws, xh, k, timeit_fn, report, mv_kernel=None):
     """ggml_cy's own mul_mat on the same weights, timed by this tool's method (cupy events on
     the legacy stream, which waits for ggml_cy's blocking stream) and by the bench's
     EventTimer (torch sleep, ggml_cy events): the kernel alone vs what the bench sees."""
@@ -505,6 +508,12 @@ def ggml_cy_section(raws, xh, k, timeit_fn, report):
     outs = [gcuda.empty((1, M), np.float32) for _ in range(k)]
     launch = lambda i: gcuda.mul_mat(ws[i % k], x, out=outs[i % k])   # noqa: E731
     report("ggml_cy tool", launch, check=False)
+    if mv_kernel is not None:     # the probe's ws2 kernel on ggml_cy's weight buffers
+        f, grid, block, smem, args_rest = mv_kernel
+        ptrs = [np.uint64(w.data_ptr) for w in ws]
+        print("ggml_cy weight buffers mod 256:", [int(p_) % 256 for p_ in ptrs[:6]])
+        report("ws2 on ggml_cy bufs", lambda i: f(grid, block, (ptrs[i % k],) + args_rest, shared_mem=smem),
+               check=False)
     with cp.cuda.ExternalStream(gcuda.stream_handle()):    # spin and events on its stream
         report("ggml_cy own stream", launch, check=False)
     import os
