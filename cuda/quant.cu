@@ -611,11 +611,11 @@ __device__ __forceinline__ void mv_q4_0_q8_cta(const char * __restrict__ a, int6
         const uint32_t * ar = (const uint32_t *)(a + (int64_t)row * astr);
 #pragma unroll
         for (int c = 0; c < NP; c++) {
-            // a lane past the row's last pair loads pair 0 again (not used): unpredicated
-            // loads (predicated ones made ptxas spill the registers they would leave unset)
-            const int pr = 2 * (lane + 32 * c) < nb ? lane + 32 * c : 0;
+            const int pr = lane + 32 * c;
+            if (2 * pr < nb) {
 #pragma unroll
-            for (int j = 0; j < 9; j++) w[r][c][j] = __ldg(ar + pr * 9 + j);
+                for (int j = 0; j < 9; j++) w[r][c][j] = __ldg(ar + pr * 9 + j);
+            }
         }
     }
     __syncthreads();                              // b is in shared memory
