@@ -114,6 +114,18 @@ class Setup:
     blocks: bool = False
 
 
+def turns_kw(threads):
+    """Setup keywords for a case run at `threads`: with more than one thread, each library's
+    samples in a block after a 50 ms pause and two untimed calls. Taking turns sample by
+    sample, the other libraries' spinning pool threads (torch's and numexpr's OpenMP,
+    OpenBLAS) held the cores through ggml_cy's samples and its workers woke late: 2-thread
+    sigmoid float64 1e5 on the 2-core VM 146 us against ~50 alone; 16-thread add f32 1e6 on
+    the 16-core host 275 us against 50 alone (tools/diag_threads.py, same round)."""
+    if threads > 1:
+        return {"blocks": True, "settle_s": 0.05, "warm_each": 2}
+    return {}
+
+
 def _sample_blocks(setup, plan, samples, res, sync):
     """Setup.blocks: each library's samples back to back, libraries one after another."""
     for lib in plan:

@@ -101,7 +101,7 @@ def binary_setup(env, op, a, b, allocate=False):
         tkw = {} if allocate else {"out": env.torch.from_numpy(out)}
         impls["torch"] = Call(getattr(env.torch, op.torch), ta, tb, **tkw)
     nbytes = a.nbytes + b.nbytes + out.nbytes
-    return Setup(impls, nbytes=nbytes, reference=ref, skipped=skipped)
+    return Setup(impls, nbytes=nbytes, reference=ref, skipped=skipped, **_harness.turns_kw(env.threads))
 
 
 def copy_setup(env, src, dtype=None, allocate=False):
@@ -131,7 +131,8 @@ def copy_setup(env, src, dtype=None, allocate=False):
                               else Call(env.torch.Tensor.contiguous, ts))
         else:
             impls["torch"] = Call(env.torch.from_numpy(out).copy_, ts).writes(out)
-    return Setup(impls, nbytes=src.nbytes + out.nbytes, reference=ref, skipped=skipped)
+    return Setup(impls, nbytes=src.nbytes + out.nbytes, reference=ref, skipped=skipped,
+                 **_harness.turns_kw(env.threads))
 
 
 # ----------------------------------------------------------------------------- cases

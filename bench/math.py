@@ -145,15 +145,9 @@ def math_case(env, name, n, dtype="float32"):
                 ta, to = torch.from_numpy(a), torch.from_numpy(out)
                 impls["torch"] = Call(fn, ta, out=to).writes(out)
         ref = _reference(name, a)
-        # more than one thread: each library's samples in a block after a pause and two
-        # untimed calls (taking turns, torch's and numexpr's spinning pool threads held the
-        # second core through ggml_cy's samples on the 2-core VM: 2-thread sigmoid float64
-        # 1e5 at 146 us median, q1 103, against ~50 us alone)
-        multi = env.get("threads", 1) > 1
         return Setup(impls, nbytes=a.nbytes + out.nbytes, reference=ref,
                      compare=_ulp_compare if ref is not None else None, skipped=skipped,
-                     blocks=multi, settle_s=0.05 if multi else 0.0,
-                     warm_each=2 if multi else 0)
+                     **_harness.turns_kw(env.get("threads", 1)))
     targets = [Target("torch>=1", "vs_torch", 1.0)]
     if name not in NUMPY_NONE:
         targets.insert(0, Target("np>=1", "vs_numpy", 1.0))

@@ -85,7 +85,7 @@ def add_setup(env, t, n, shape_b=None):
         impls["C loop"] = Call(roof.stream_add_f32, a, b, out, t, False).writes(out)
         impls["C loop NT"] = Call(roof.stream_add_f32, a, b, out, t, True).writes(out)
     nbytes = a.nbytes + b.nbytes + out.nbytes
-    return Setup(impls, nbytes=nbytes, reference=ref)
+    return Setup(impls, nbytes=nbytes, reference=ref, **_harness.turns_kw(t))
 
 
 def fused_setup(env, t, n):
@@ -116,7 +116,7 @@ def fused_setup(env, t, n):
         impls["C loop"] = Call(roof.fused_abcde_f32, *args, False).unchecked()
         impls["C loop NT"] = Call(roof.fused_abcde_f32, *args, True).unchecked()
     nbytes = sum(v.nbytes for v in arrays.values()) + out.nbytes
-    s = Setup(impls, nbytes=nbytes, reference=ref)
+    s = Setup(impls, nbytes=nbytes, reference=ref, **_harness.turns_kw(t))
     s.notes.append("fused: torch = torch.sub(a*b + c*d, e, out=) (what a torch user writes: "
                    "temporaries); GB/s counts 5 inputs + 1 output once")
     return s
