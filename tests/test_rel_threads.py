@@ -169,3 +169,42 @@ def test_barrier_yield_setting(value, tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=120, cwd=str(tmp_path))
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_pool_sleep_wake_path_with_no_spin(tmp_path):
+    """GGML_CY_SPINCOUNT=0: every idle worker goes straight to sleep (the futex wait on Linux),
+    so every job and every graph barrier goes through the sleep/wake path. Several Python
+    threads with random pauses (workers asleep at random moments), eager calls and
+    multi-threaded graphs: no lost wake-up (the child finishes) and exact results."""
+    import subprocess
+    import sys
+    code = (
+        "import threading, time, numpy as np, ggml_cy as gc\n"
+        "a = np.linspace(-3, 3, 300_000, dtype=np.float32); b = a[::-1].copy()\n"
+        "want = a * b + a\n"
+        "want_g = want.copy()\n"
+        "for _ in range(8): want_g = (want_g + a) - a\n"
+        "errors = []\n"
+        "def run(seed):\n"
+        "    rng = np.random.default_rng(seed)\n"
+        "    ctx = gc.Context(1 << 24)\n"
+        "    x = ctx.tensor_from(a); y = ctx.tensor_from(b)\n"
+        "    z = ctx.add(ctx.mul(x, y), x)\n"
+        "    for _ in range(8): z = ctx.sub(ctx.add(z, x), x)\n"
+        "    g = ctx.new_graph(); g.build_forward_expand(z)\n"
+        "    for i in range(150):\n"
+        "        if not np.array_equal(gc.evaluate('a * b + a', a=a, b=b, n_threads=2), want):\n"
+        "            errors.append('evaluate')\n"
+        "        if i % 10 == 0:\n"
+        "            g.compute(2)\n"
+        "            if not np.array_equal(z.numpy(), want_g): errors.append('graph')\n"
+        "        if rng.random() < 0.05: time.sleep(rng.random() * 1e-3)\n"
+        "ts = [threading.Thread(target=run, args=(s,)) for s in range(4)]\n"
+        "[t.start() for t in ts]; [t.join() for t in ts]\n"
+        "assert not errors, errors[:3]\n"
+        "print('ok')\n")
+    env = dict(os.environ, GGML_CY_SPINCOUNT="0", GGML_CY_BARRIER_YIELD_US="0",
+               PYTHONPATH=os.path.dirname(os.path.dirname(ggml_cy.__file__)))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=240, cwd=str(tmp_path))
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
