@@ -88,17 +88,113 @@ static inline sm_vd sm_expm1_d(sm_vd x) {
 }
 
 /* ------------------------------------------------------------------ log, log1p, log2 */
+
+#if SM_VB == 64
+/* AVX-512: table-driven log, no division (tools/fit_log64.py has the tables' derivation).
+ * x = 2^k z, z in [0.765625, 1.53125), interval i of z (its top bits, 16 intervals, a
+ * register table read with one vpermt2pd), invc = 1/c a short multiple of 2^-q chosen so
+ * that r = z invc - 1 is exact in one FMA, |r| <= 0.0342; log x = k ln2 + log c + log1p(r),
+ * log1p(r) = r + r^2 Q(r) with Q of degree 8 (Estrin's scheme: short dependency chains).
+ * k LN2HI + log c's high part is exact (both multiples of 2^-42), r is added to it by a
+ * two-sum, the rest (the low parts, r^2 Q) rounded into it once: within 0.52 ulp
+ * (tests/test_simd_math.py). The interval of 1 has c = 1, so near 1 the result is relative.
+ * The avx2 and baseline levels keep the division form below (their float64 log/log2/log1p
+ * may differ from avx512's by 1 ulp, each within the budget). */
+#define SM_LOG_TABLE 1
+/* tools/fit_log64.py: max |r| = 0.03418, Q degree 8, relative error of r + r^2 Q 4.94e-19 (2^-60.8) */
+static const double __attribute__((aligned(64))) sm_logt_invc[16] = {
+    0x1.4800000000000p+0, 0x1.3800000000000p+0, 0x1.3000000000000p+0, 0x1.2800000000000p+0,
+    0x1.1800000000000p+0, 0x1.1000000000000p+0, 0x1.0800000000000p+0, 0x1.0000000000000p+0,
+    0x1.e000000000000p-1, 0x1.c800000000000p-1, 0x1.b000000000000p-1, 0x1.9800000000000p-1,
+    0x1.8800000000000p-1, 0x1.7000000000000p-1, 0x1.6000000000000p-1, 0x1.5800000000000p-1
+};
+static const double __attribute__((aligned(64))) sm_logt_hi[16] = {
+    -0x1.fb9186d5e4000p-3, -0x1.9525a9cf46000p-3, -0x1.5ff3070a7a000p-3, -0x1.29552f8200000p-3,
+    -0x1.6f0d28ae58000p-4, -0x1.f0a30c0118000p-5, -0x1.f829b0e780000p-6, 0.0,
+    0x1.08598b59e4000p-4, 0x1.da72763844000p-4, 0x1.5bf406b544000p-3, 0x1.d1037f2656000p-3,
+    0x1.1178e8227e000p-2, 0x1.522ae0738a000p-2, 0x1.7fafa3bd81000p-2, 0x1.973a343135000p-2
+};
+static const double __attribute__((aligned(64))) sm_logt_lo[16] = {
+    0x1.d572aab993c87p-47, 0x1.297137d9f158fp-44, 0x1.8586f183bebf2p-44, 0x1.5b967f4471dfcp-44,
+    0x1.4b4641b664613p-44, 0x1.d599e83368e91p-45, -0x1.980267c7e09e4p-45, 0.0,
+    -0x1.7e5dd7009902cp-46, 0x1.a89401fa71733p-46, -0x1.27023eb68981cp-46, -0x1.84a7e75b6f6e4p-47,
+    0x1.1ef78ce2d07f2p-44, 0x1.ebe708164c759p-45, 0x1.46fb79bf6d4cbp-44, 0x1.ab73b16bf4984p-44
+};
+static const double __attribute__((aligned(64))) sm_log2t_hi[16] = {
+    -0x1.6e221cd9d1000p-2, -0x1.24407ab0e0000p-2, -0x1.fbc16b9026000p-3, -0x1.acf5e2db4e000p-3,
+    -0x1.08c588cda8000p-3, -0x1.663f6fac90000p-4, -0x1.6bad3758f0000p-5, 0.0,
+    0x1.7d60496cfc000p-4, 0x1.563dc29ffa000p-3, 0x1.f5fd8a9064000p-3, 0x1.4f6fbb2cec000p-2,
+    0x1.8a8980abfc000p-2, 0x1.e7df5fe539000p-2, 0x1.14c560fe68800p-1, 0x1.25c0a0463c000p-1
+};
+static const double __attribute__((aligned(64))) sm_log2t_lo[16] = {
+    0x1.90d43956fa5d8p-45, -0x1.ce60916e52e91p-44, -0x1.0144751b3314fp-44, -0x1.927dfc23d9780p-44,
+    0x1.871a7610e40bdp-45, -0x1.3167ccc538261p-44, 0x1.3c6764fc87b4ap-48, 0.0,
+    -0x1.2ce6312ebb81dp-46, 0x1.964190e41bca7p-44, -0x1.cb6f70109b0f1p-47, 0x1.661e393a16b95p-44,
+    -0x1.66cccab240e90p-45, -0x1.532c412ba94dbp-44, 0x1.7c407050799bfp-44, -0x1.50520a377c7ecp-45
+};
+#define SM_LOGT_LN2HI 0x1.62e42fefa3800p-1
+#define SM_LOGT_LN2LO 0x1.ef35793c76730p-45
+/* any lane NaN, +-0, +-inf, subnormal or negative (one vfpclasspd) */
+static inline int sm_log_spec_any(sm_vd x) {
+    return _mm512_fpclass_pd_mask((__m512d)x, 0xff) != 0;
+}
+static inline sm_vd sm_lut16d(const double * t, sm_vl idx) {      /* t[idx & 15] */
+    return (sm_vd)_mm512_permutex2var_pd(_mm512_load_pd(t), (__m512i)idx, _mm512_load_pd(t + 8));
+}
+/* base2 = 0: log x, 1: log2 x; x a positive normal double, the exponent plus kadd.
+ * log1p: with cor = 1 + v's rounding error (x = 1 + v rounded), log x + cor / x, the
+ * quotient as cor 2^-k invc (1 - r) (relative error r^2, on a term below x's ulp) */
+static inline sm_vd sm_logt_core(sm_vd x, sm_vl kadd, int base2, int has_cor, sm_vd cor) {
+    sm_vl ix = (sm_vl)x;
+    sm_vl tmp = ix - 0x3fe8800000000000LL;
+    sm_vl k = tmp >> 52;
+    sm_vd z = (sm_vd)(ix - (k << 52));
+    sm_vl idx = tmp >> 48;
+    sm_vd invc = sm_lut16d(sm_logt_invc, idx);
+    sm_vd r = sm_fmsd(z, invc, sm_bcd(1.0));                 /* exact */
+    sm_vd kd = __builtin_convertvector(k + kadd, sm_vd);
+    sm_vd r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    sm_vd p01 = 0x1.5555555555480p-2 * r + -0x1.0000000000000p-1;
+    sm_vd p23 = 0x1.9999999cfcc01p-3 * r + -0x1.ffffffffffc53p-3;
+    sm_vd p45 = 0x1.249226f44f928p-3 * r + -0x1.5555555a25fdfp-3;
+    sm_vd p67 = 0x1.c82c5c857fefbp-4 * r + -0x1.ffffb19721f7ap-4;
+    sm_vd Q = (p67 * r2 + p45) * r4 + (p23 * r2 + p01);
+    Q = -0x1.9aaab2420b7d4p-4 * r8 + Q;
+    if (!base2) {
+        sm_vd A = kd * SM_LOGT_LN2HI + sm_lut16d(sm_logt_hi, idx);   /* exact */
+        sm_vd h = A + r;                                   /* two-sum, |A| >= |r| or A = 0 */
+        sm_vd herr = (A - h) + r;
+        if (has_cor) {                        /* k >= 54: cor = 0 (the clamp keeps 2^-k finite) */
+            sm_vl big = k > 1000;
+            sm_vl ks = (big & 1000) | (~big & k);
+            sm_vd t = (cor * (sm_vd)((1023 - ks) << 52)) * invc;
+            herr = herr + (t - t * r);
+        }
+        sm_vd lo = (kd * SM_LOGT_LN2LO + sm_lut16d(sm_logt_lo, idx)) + herr;
+        return h + (r2 * Q + lo);
+    }
+    /* log2: r / ln2 = rh + rl */
+    sm_vd rh = r * 0x1.71547652b82fep+0;
+    sm_vd rl = sm_fmsd(r, sm_bcd(0x1.71547652b82fep+0), rh) + r * 0x1.777d0ffda0d24p-56;
+    sm_vd A = kd + sm_lut16d(sm_log2t_hi, idx);                     /* exact */
+    sm_vd h = A + rh;
+    sm_vd herr = (A - h) + rh;
+    sm_vd lo = sm_lut16d(sm_log2t_lo, idx) + (herr + rl);
+    return h + ((r2 * Q) * 0x1.71547652b82fep+0 + lo);
+}
+#endif
 static inline sm_vd sm_log_R_d(sm_vd z) {                /* R(z) = z (2/3 + 2/5 z + ...) */
-    sm_vd R = 0x1.8618618618618p-4 * z + 0x1.af286bca1af28p-4;
-    R = R * z + 0x1.e1e1e1e1e1e1ep-4;
-    R = R * z + 0x1.1111111111111p-3;
-    R = R * z + 0x1.3b13b13b13b14p-3;
-    R = R * z + 0x1.745d1745d1746p-3;
-    R = R * z + 0x1.c71c71c71c71cp-3;
-    R = R * z + 0x1.2492492492492p-2;
-    R = R * z + 0x1.999999999999ap-2;
-    R = R * z + 0x1.5555555555555p-1;
-    return R * z;
+    /* Estrin's scheme: the Horner chain's latency (ten dependent multiply-adds) bounded
+     * the loop (the out-of-order window holds too few vectors to hide it) */
+    sm_vd z2 = z * z, z4 = z2 * z2, z8 = z4 * z4;
+    sm_vd p01 = 0x1.999999999999ap-2 * z + 0x1.5555555555555p-1;
+    sm_vd p23 = 0x1.c71c71c71c71cp-3 * z + 0x1.2492492492492p-2;
+    sm_vd p45 = 0x1.3b13b13b13b14p-3 * z + 0x1.745d1745d1746p-3;
+    sm_vd p67 = 0x1.e1e1e1e1e1e1ep-4 * z + 0x1.1111111111111p-3;
+    sm_vd p89 = 0x1.8618618618618p-4 * z + 0x1.af286bca1af28p-4;
+    sm_vd p03 = p23 * z2 + p01, p47 = p67 * z2 + p45;
+    sm_vd p07 = p47 * z4 + p03;
+    return (p89 * z8 + p07) * z;
 }
 #define SM_LOG_LN2HI 0x1.62e42fee00000p-1
 #define SM_LOG_LN2LO 0x1.a39ef35793c76p-33
@@ -110,6 +206,9 @@ static inline sm_vd sm_log1p_kern_d(sm_vd f, sm_vd dk) {
     return dk * SM_LOG_LN2HI - ((hfsq - (s * (hfsq + R) + dk * SM_LOG_LN2LO)) - f);
 }
 static inline sm_vd sm_logd_core(sm_vd x, sm_vl kadd, int base2) {
+#ifdef SM_LOG_TABLE
+    return sm_logt_core(x, kadd, base2, 0, (sm_vd){0});
+#endif
     sm_vl ix = (sm_vl)x;
     sm_vl k = (ix - 0x3fe6a09e667f3bcdLL) >> 52;
     sm_vd f = (sm_vd)(ix - (k << 52)) - 1.0;
@@ -129,8 +228,12 @@ static inline sm_vd sm_logd_core(sm_vd x, sm_vl kadd, int base2) {
 static inline sm_vd sm_logd_any(sm_vd x, int base2) {
     sm_vl ix = (sm_vl)x;
     /* special: negative, zero, subnormal, inf, NaN */
+#ifdef SM_LOG_TABLE
+    if (!sm_log_spec_any(x))
+#else
     if (!sm_anyl(SM_UGTL(ix - 0x0010000000000000LL,
                          0x7ff0000000000000LL - 0x0010000000000000LL - 1)))
+#endif
         return sm_logd_core(x, sm_bcl(0), base2);
     sm_vl ia = ix & 0x7fffffffffffffffLL;
     sm_vl zero = ia == 0, nan = ia > 0x7ff0000000000000LL, pinf = ix == 0x7ff0000000000000LL;
@@ -155,11 +258,24 @@ static inline sm_vd sm_log2_d(sm_vd x) { return sm_logd_any(x, 1); }
 
 static inline sm_vd sm_log1p_d(sm_vd x) {
     sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
+#ifdef SM_LOG_TABLE
+    {   /* x > -1 finite: 1 + x a positive normal double; |x| < 2^-54 gives x itself (cor),
+         * but for -0 */
+        sm_vd u = 1.0 + x;
+        if (__builtin_expect(!sm_log_spec_any(u), 1)) {
+            sm_vd r = sm_logt_core(u, sm_bcl(0), 0, 1, x - (u - 1.0));
+            return sm_seld((sm_vl)(x == 0.0), x, r);
+        }
+    }
+#endif
     sm_vl spec = (ia >= 0x7ff0000000000000LL) | ((ix < 0) & (ia >= 0x3ff0000000000000LL));
     sm_vd xs = x;
     int any_spec = sm_anyl(spec);
     if (any_spec) xs = sm_seld(spec, sm_bcd(0.0), x);
     sm_vd u = 1.0 + xs;
+#ifdef SM_LOG_TABLE
+    sm_vd r = sm_logt_core(u, sm_bcl(0), 0, 1, xs - (u - 1.0));
+#else
     sm_vl iu = (sm_vl)u;
     sm_vl k = (iu - 0x3fe6a09e667f3bcdLL) >> 52;
     sm_vd f = (sm_vd)(iu - (k << 52)) - 1.0;
@@ -168,6 +284,7 @@ static inline sm_vd sm_log1p_d(sm_vd x) {
     sm_vd c = xs - (u - 1.0);
     f = f + c * (sm_vd)((1023 - ks) << 52);
     sm_vd r = sm_log1p_kern_d(f, __builtin_convertvector(k, sm_vd));
+#endif
     r = sm_seld(ia < 0x3c90000000000000LL, x, r);        /* |x| < 2^-54: x */
     if (__builtin_expect(any_spec, 0)) {
         sm_vl m1 = ix == (int64_t)0xbff0000000000000ULL, nan = ia > 0x7ff0000000000000LL;
