@@ -6,9 +6,11 @@
  *          r^13/13!, 2^n put in by two exact multiplications (one rounding);
  *   expm1  the same e^r - 1, then 2^n em + (2^n - 1); x > 700: exp; x < -40: -1;
  *   log    log1p/log2: the float32 code's split (s = f / (2 + f), R(s^2) to s^20);
+ *          AVX-512: table-driven, no division (below, tools/fit_log64.py);
  *   sin/cos x = n pi + r with pi in 33 + 33 + 53 bits (r and its rounding error kept by a
  *          two-sum), sin r to r^21; |x| >= 2^20 (and inf, NaN) through the C library;
- *   tanh   em / (em + 2), em = expm1(2|x|);
+ *   tanh   em / (em + 2), em = expm1(2|x|); AVX-512: -em / (2 + em), em = expm1(-2|x|)
+ *          (one form for every |x|, see sm_tanh_d512);
  *   sigmoid, silu  1 / (1 + e) with 1 + e's rounding error corrected, e = e^-|x|.
  * Accuracy is measured against mpmath by tests/test_simd_math.py (README "Math
  * functions"). */
@@ -362,7 +364,54 @@ static inline sm_vd sm_sin_d(sm_vd x) { return sm_sincos_d(x, 0); }
 static inline sm_vd sm_cos_d(sm_vd x) { return sm_sincos_d(x, 1); }
 
 /* ------------------------------------------------------------------ tanh */
+#if SM_VB == 64
+/* AVX-512: tanh |x| = -em / (2 + em), em = e^(-2|x|) - 1 in (-1, 0] (no overflow, no
+ * branch between small and large |x|, one select for NaN); em = 2^n (1 + p) - 1 with p =
+ * e^r - 1 (the exp core's polynomial in Estrin's form) carried as em + eml, 2 + em as d + dl
+ * (two-sums), the quotient corrected by its exact residual (FMA), 1/d = (1 - q)/2. |x|
+ * clamped to 20 (an integer min: inf and NaN too, no flag), beyond which tanh rounds to 1. */
+static inline sm_vd sm_tanh_d512(sm_vd x) {
+    sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
+    sm_vd a = (sm_vd)_mm512_min_epi64((__m512i)ia, (__m512i)sm_bcl(0x4034000000000000LL));
+    sm_vd y = -2.0 * a;                                            /* exact */
+    sm_vd t = y * 0x1.71547652b82fep+0 + SM_MAGICD;
+    sm_vd fn = t - SM_MAGICD;
+    sm_vl n = (sm_vl)t - (sm_vl)sm_bcd(SM_MAGICD);                 /* -58 <= n <= 0 */
+    sm_vd rh = y - fn * SM_EXP_LN2HI;                              /* exact */
+    sm_vd r = rh - fn * SM_EXP_LN2LO;
+    sm_vd c = (rh - r) - fn * SM_EXP_LN2LO;
+    sm_vd r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    sm_vd p01 = 0x1.5555555555556p-3 * r + 0x1.0000000000001p-1;
+    sm_vd p23 = 0x1.11111111109b3p-7 * r + 0x1.5555555553d63p-5;
+    sm_vd p45 = 0x1.a01a01a7c41d5p-13 * r + 0x1.6c16c1788bd90p-10;
+    sm_vd p67 = 0x1.71de0dae63bb3p-19 * r + 0x1.a019b90d2ae7ap-16;
+    sm_vd p89 = 0x1.af38a9b0ec855p-26 * r + 0x1.289185613a3d6p-22;
+    sm_vd q = ((p67 * r2 + p45) * r4 + (p23 * r2 + p01)) + p89 * r8;
+    sm_vd tq = r2 * q + c;
+    sm_vd p = r + tq;
+    sm_vd pl = (r - p) + tq;
+    sm_vd s = (sm_vd)((n + 1023) << 52);
+    sm_vd Q = s - 1.0;                      /* exact for n >= -53, else -1 */
+    sm_vd Qe = s - (Q + 1.0);               /* its rounding error (0 for n >= -53) */
+    sm_vd P = s * p;                        /* exact */
+    sm_vd em = P + Q;                       /* two-sum (|Q| >= |P| or Q = 0) */
+    sm_vd eml = (((Q - em) + P) + Qe) + s * pl;
+    sm_vd d = 2.0 + em;
+    sm_vd dl = ((2.0 - d) + em) + eml;
+    sm_vd qt = em / d;
+    sm_vd rr = -sm_fmsd(qt, d, em);                                /* em - qt d, exact */
+    qt = qt + ((rr + eml) - qt * dl) * (0.5 - 0.5 * qt);
+    /* |tanh| = -qt, with x's sign */
+    sm_vd res = (sm_vd)(((sm_vl)qt & 0x7fffffffffffffffLL) | (ix & SM_SIGN64));
+    return (sm_vd)_mm512_mask_blend_pd(
+        _mm512_cmpgt_epi64_mask((__m512i)ia, (__m512i)sm_bcl(0x7ff0000000000000LL)),
+        (__m512d)res, (__m512d)x);
+}
+#endif
 static inline sm_vd sm_tanh_d(sm_vd x) {
+#if SM_VB == 64
+    return sm_tanh_d512(x);
+#endif
     sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
     sm_vd a = (sm_vd)sm_seld(ia > 0x4034000000000000LL, sm_bcd(20.0), (sm_vd)ia);  /* NaN -> 20 */
 #if defined(__FMA__)
