@@ -5,12 +5,13 @@
  *   exp    x = n ln2 + r (ln2 in two parts, the rounding of r carried as c), e^r - 1 to
  *          r^13/13!, 2^n put in by two exact multiplications (one rounding);
  *   expm1  the same e^r - 1, then 2^n em + (2^n - 1); x > 700: exp; x < -40: -1;
+ *          AVX-512: a 16-entry table of 2^(j/16), |r| <= ln2/32 (sm_expm1t_core);
  *   log    log1p/log2: the float32 code's split (s = f / (2 + f), R(s^2) to s^20);
  *          AVX-512: table-driven, no division (below, tools/fit_log64.py);
  *   sin/cos x = n pi + r with pi in 33 + 33 + 53 bits (r and its rounding error kept by a
  *          two-sum), sin r to r^21; |x| >= 2^20 (and inf, NaN) through the C library;
  *   tanh   em / (em + 2), em = expm1(2|x|); AVX-512: -em / (2 + em), em = expm1(-2|x|)
- *          (one form for every |x|, see sm_tanh_d512);
+ *          from sm_expm1t_core (one form for every |x|, see sm_tanh_d512);
  *   sigmoid, silu  1 / (1 + e) with 1 + e's rounding error corrected, e = e^-|x|.
  * Accuracy is measured against mpmath by tests/test_simd_math.py (README "Math
  * functions"). */
@@ -34,6 +35,13 @@ static inline sm_vd sm_fmsd(sm_vd a, sm_vd b, sm_vd c) {          /* a*b - c, on
 #else
     return (sm_vd)_mm_fmsub_pd((__m128d)a, (__m128d)b, (__m128d)c);
 #endif
+}
+#endif
+
+#if SM_VB == 64
+/* t[idx & 15] from a 16-entry register table (one vpermt2pd) */
+static inline sm_vd sm_lut16d(const double * t, sm_vl idx) {      /* t[idx & 15] */
+    return (sm_vd)_mm512_permutex2var_pd(_mm512_load_pd(t), (__m512i)idx, _mm512_load_pd(t + 8));
 }
 #endif
 
@@ -76,8 +84,82 @@ static inline sm_vd sm_expm1_d_core(sm_vd x) {
     sm_vl tiny = ((sm_vl)x & 0x7fffffffffffffffLL) < 0x3c90000000000000LL;
     return sm_seld(tiny, x, hi + lo);
 }
+#if SM_VB == 64
+/* AVX-512 expm1 (and tanh's e^(-2|x|) - 1), x in [-40, 700]: x = (16 n + j) ln2/16 + r,
+ * |r| <= ln2/32, e^x = 2^n T_j e^r with T_j = 2^(j/16) from register tables (one
+ * vpermt2pd each: high part as bits(T_hi) - (j << 48), so that adding k << 48, k = 16 n + j,
+ * gives 2^n T_hi = S; low part relative to T_hi), e^r - 1 = p + pl = r + r^2 Q(r), Q of
+ * degree 5 (tools/fit_expm1_64.py: relative error 2^-58.9; the terms after r are below
+ * 2.4e-4 of it, so their rounding is negligible). e^x - 1 = (S - 1) + S p + S (pl + Tl (1 + p)):
+ * S - 1 and S p both with their exact errors (two-sum, FMA), added by a fast two-sum (|S - 1|
+ * has the larger exponent): em = hi + *lo. */
+/* tools/fit_expm1_64.py: |r| <= 0.021745, Q degree 5, relative error of r + r^2 Q 1.81e-18 (2^-58.9) */
+static const int64_t __attribute__((aligned(64))) sm_expt_hi[16] = {
+    0x3ff0000000000000LL, 0x3fefb5586cf9890fLL, 0x3fef72b83c7d517bLL, 0x3fef387a6e756238LL,
+    0x3fef06fe0a31b715LL, 0x3feedea64c123422LL, 0x3feebfdad5362a27LL, 0x3feeab07dd485429LL,
+    0x3feea09e667f3bcdLL, 0x3feea11473eb0187LL, 0x3feeace5422aa0dbLL, 0x3feec49182a3f090LL,
+    0x3feee89f995ad3adLL, 0x3fef199bdd85529cLL, 0x3fef5818dcfba487LL, 0x3fefa4afa2a490daLL
+};
+static const double __attribute__((aligned(64))) sm_expt_lo[16] = {
+    0.0, 0x1.79aa65d837b6dp-54, -0x1.01b15eaa59348p-55, 0x1.68efde3a8a894p-54,
+    0x1.34d754db0abb6p-55, 0x1.59f48a72a4c6dp-55, 0x1.690cebb7aafb0p-56, 0x1.063e1e21c5409p-54,
+    -0x1.3b3efbf5e2228p-54, -0x1.b32dcb94da51dp-56, 0x1.db72fc1f0eab4p-55, 0x1.1affc2b91ce27p-56,
+    0x1.c1a7792cb3387p-55, 0x1.36eae30af0cb3p-56, 0x1.4a385a63d07a7p-56, -0x1.ff7128fd391f0p-55
+};
+#define SM_EXPT_INVL16 0x1.71547652b82fep+4
+#define SM_EXPT_L16HI 0x1.62e42fefa0000p-5
+#define SM_EXPT_L16LO 0x1.cf79abc9e3b3ap-44
+/* nonpos: x <= 0 only (S <= 1: S - 1 by a fast two-sum) */
+static inline sm_vd sm_expm1t_core(sm_vd x, sm_vd * lo, int nonpos) {
+    sm_vd t = x * SM_EXPT_INVL16 + SM_MAGICD;
+    sm_vd fn = t - SM_MAGICD;
+    sm_vl kt = (sm_vl)t;                         /* k in the low bits (j: the low 4) */
+    sm_vd S = (sm_vd)((sm_vl)_mm512_permutex2var_epi64(_mm512_load_si512(sm_expt_hi),
+                                                       (__m512i)kt,
+                                                       _mm512_load_si512(sm_expt_hi + 8))
+                      + (kt << 48));
+    sm_vd Tl = sm_lut16d(sm_expt_lo, kt);
+    sm_vd rh = x - fn * SM_EXPT_L16HI;                             /* exact */
+    sm_vd r = rh - fn * SM_EXPT_L16LO;
+    sm_vd c = (rh - r) - fn * SM_EXPT_L16LO;
+    sm_vd r2 = r * r;
+    sm_vd p01 = 0x1.5555555555551p-3 * r + 0x1.0000000000003p-1;
+    sm_vd p23 = 0x1.111111115e8eap-7 * r + 0x1.55555554aaa4cp-5;
+    sm_vd p45 = 0x1.a01a58f0c33b7p-13 * r + 0x1.6c1821fc9e7d7p-10;
+    sm_vd q = (p45 * r2 + p23) * r2 + p01;
+    sm_vd tq = r2 * q + c;
+    sm_vd p = r + tq;
+    sm_vd pl = (r - p) + tq;
+    sm_vd Q = S - 1.0, Qe;                                         /* two-sum */
+    if (nonpos) {
+        Qe = (-1.0 - Q) + S;
+    } else {
+        sm_vd bb = Q - S;
+        Qe = (S - (Q - bb)) + (-1.0 - bb);
+    }
+    sm_vd P = S * p;
+    sm_vd Pe = sm_fmsd(S, p, P);
+    sm_vd hi = Q + P;
+    *lo = ((((Q - hi) + P) + Qe) + Pe) + S * ((Tl * p + Tl) + pl);
+    return hi;
+}
+static inline sm_vd sm_expm1_d512_core(sm_vd x) {
+    sm_vd lo;
+    sm_vd hi = sm_expm1t_core(x, &lo, 0);
+    return sm_seld((sm_vl)(x == 0.0), x, hi + lo);                 /* -0 */
+}
+#endif
 static inline sm_vd sm_expm1_d(sm_vd x) {
     sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
+#if SM_VB == 64
+    /* x > 700 (+inf, +NaN) or, unsigned, x < -40 (-inf, -NaN) */
+    if (__builtin_expect(
+            !(_mm512_cmpgt_epi64_mask((__m512i)ix, (__m512i)sm_bcl(0x4085e00000000000LL))
+              | _mm512_cmpgt_epu64_mask((__m512i)ix, (__m512i)sm_bcl((int64_t)0xc044000000000000ULL))),
+            1))
+        return sm_expm1_d512_core(x);
+#define sm_expm1_d_core sm_expm1_d512_core
+#endif
     /* x > 700, x < -40, inf, NaN (integer compares: no "invalid" from a NaN) */
     sm_vl spec = (ix > 0x4085e00000000000LL) | ((ix < 0) & (ia > 0x4044000000000000LL))
                  | (ia >= 0x7ff0000000000000LL);
@@ -88,6 +170,9 @@ static inline sm_vd sm_expm1_d(sm_vd x) {
     r = sm_seld(spec & (ix < 0), sm_bcd(-1.0), r);
     return sm_seld(ia > 0x7ff0000000000000LL, x, r);
 }
+#if SM_VB == 64
+#undef sm_expm1_d_core
+#endif
 
 /* ------------------------------------------------------------------ log, log1p, log2 */
 
@@ -139,9 +224,6 @@ static const double __attribute__((aligned(64))) sm_log2t_lo[16] = {
 /* any lane NaN, +-0, +-inf, subnormal or negative (one vfpclasspd) */
 static inline int sm_log_spec_any(sm_vd x) {
     return _mm512_fpclass_pd_mask((__m512d)x, 0xff) != 0;
-}
-static inline sm_vd sm_lut16d(const double * t, sm_vl idx) {      /* t[idx & 15] */
-    return (sm_vd)_mm512_permutex2var_pd(_mm512_load_pd(t), (__m512i)idx, _mm512_load_pd(t + 8));
 }
 /* base2 = 0: log x, 1: log2 x; x a positive normal double, the exponent plus kadd.
  * log1p: with cor = 1 + v's rounding error (x = 1 + v rounded), log x + cor / x, the
@@ -366,36 +448,15 @@ static inline sm_vd sm_cos_d(sm_vd x) { return sm_sincos_d(x, 1); }
 /* ------------------------------------------------------------------ tanh */
 #if SM_VB == 64
 /* AVX-512: tanh |x| = -em / (2 + em), em = e^(-2|x|) - 1 in (-1, 0] (no overflow, no
- * branch between small and large |x|, one select for NaN); em = 2^n (1 + p) - 1 with p =
- * e^r - 1 (the exp core's polynomial in Estrin's form) carried as em + eml, 2 + em as d + dl
- * (two-sums), the quotient corrected by its exact residual (FMA), 1/d = (1 - q)/2. |x|
- * clamped to 20 (an integer min: inf and NaN too, no flag), beyond which tanh rounds to 1. */
+ * branch between small and large |x|, one select for NaN); em + eml from sm_expm1t_core,
+ * 2 + em as d + dl (a two-sum), the quotient corrected by its exact residual (FMA),
+ * 1/d = (1 - q)/2: within 0.52 ulp (numpy's own: 1.14). |x| clamped to 20 (an integer min:
+ * inf and NaN too, no flag), beyond which tanh rounds to 1. */
 static inline sm_vd sm_tanh_d512(sm_vd x) {
     sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
     sm_vd a = (sm_vd)_mm512_min_epi64((__m512i)ia, (__m512i)sm_bcl(0x4034000000000000LL));
-    sm_vd y = -2.0 * a;                                            /* exact */
-    sm_vd t = y * 0x1.71547652b82fep+0 + SM_MAGICD;
-    sm_vd fn = t - SM_MAGICD;
-    sm_vl n = (sm_vl)t - (sm_vl)sm_bcd(SM_MAGICD);                 /* -58 <= n <= 0 */
-    sm_vd rh = y - fn * SM_EXP_LN2HI;                              /* exact */
-    sm_vd r = rh - fn * SM_EXP_LN2LO;
-    sm_vd c = (rh - r) - fn * SM_EXP_LN2LO;
-    sm_vd r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-    sm_vd p01 = 0x1.5555555555556p-3 * r + 0x1.0000000000001p-1;
-    sm_vd p23 = 0x1.11111111109b3p-7 * r + 0x1.5555555553d63p-5;
-    sm_vd p45 = 0x1.a01a01a7c41d5p-13 * r + 0x1.6c16c1788bd90p-10;
-    sm_vd p67 = 0x1.71de0dae63bb3p-19 * r + 0x1.a019b90d2ae7ap-16;
-    sm_vd p89 = 0x1.af38a9b0ec855p-26 * r + 0x1.289185613a3d6p-22;
-    sm_vd q = ((p67 * r2 + p45) * r4 + (p23 * r2 + p01)) + p89 * r8;
-    sm_vd tq = r2 * q + c;
-    sm_vd p = r + tq;
-    sm_vd pl = (r - p) + tq;
-    sm_vd s = (sm_vd)((n + 1023) << 52);
-    sm_vd Q = s - 1.0;                      /* exact for n >= -53, else -1 */
-    sm_vd Qe = s - (Q + 1.0);               /* its rounding error (0 for n >= -53) */
-    sm_vd P = s * p;                        /* exact */
-    sm_vd em = P + Q;                       /* two-sum (|Q| >= |P| or Q = 0) */
-    sm_vd eml = (((Q - em) + P) + Qe) + s * pl;
+    sm_vd eml;
+    sm_vd em = sm_expm1t_core(-2.0 * a, &eml, 1);
     sm_vd d = 2.0 + em;
     sm_vd dl = ((2.0 - d) + em) + eml;
     sm_vd qt = em / d;
