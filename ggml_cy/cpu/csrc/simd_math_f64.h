@@ -248,10 +248,10 @@ static inline sm_vd sm_logt_core(sm_vd x, sm_vl kadd, int base2, int has_cor, sm
         sm_vd A = kd * SM_LOGT_LN2HI + sm_lut16d(sm_logt_hi, idx);   /* exact */
         sm_vd h = A + r;                                   /* two-sum, |A| >= |r| or A = 0 */
         sm_vd herr = (A - h) + r;
-        if (has_cor) {                        /* k >= 54: cor = 0 (the clamp keeps 2^-k finite) */
-            sm_vl big = k > 1000;
-            sm_vl ks = (big & 1000) | (~big & k);
-            sm_vd t = (cor * (sm_vd)((1023 - ks) << 52)) * invc;
+        if (has_cor) {    /* invc 2^-k by its exponent bits; k >= 54: cor = 0 (the clamp
+                           * keeps invc 2^-k finite) */
+            sm_vl ks = (sm_vl)_mm512_min_epi64((__m512i)k, (__m512i)sm_bcl(1000));
+            sm_vd t = cor * (sm_vd)((sm_vl)invc - (ks << 52));
             herr = herr + (t - t * r);
         }
         sm_vd lo = (kd * SM_LOGT_LN2LO + sm_lut16d(sm_logt_lo, idx)) + herr;
