@@ -339,6 +339,51 @@ def test_float64_accuracy_budget(name):
         f"{name}({x[worst]!r}) = {got[worst]!r}: {err[worst]:.3f} ulp > {_budget64(name)}")
 
 
+def _around(v, k):
+    """the k doubles below and the k from each of v upward (bit neighbours)"""
+    v = np.asarray(v, np.float64).ravel()
+    return (v.view(np.int64)[:, None] + np.arange(-k, k)[None, :]).ravel().view(np.float64)
+
+
+def _edges64(name):
+    """Inputs at the seams of the AVX-512 table reductions (simd_math_f64.h): log's 16
+    intervals of z (bits 0x3fe8800000000000 + i 2^48) in binades across the range, log1p's
+    clamp of 2^-k (1 + x near 2^1000..2^1024) and its cor term, expm1's table steps
+    (multiples of ln2/32) and 2^n - 1's rounding (n near +-54), tanh near its clamp and
+    where it rounds to 1; the other levels' forms must pass them too."""
+    rng = np.random.default_rng(9)
+    zb = np.array([0x3fe8800000000000 + i * (1 << 48) for i in range(17)], np.int64)
+    logx = _around(np.outer(zb.view(np.float64), np.ldexp(1.0, np.arange(-1074, 1024, 53))), 4)
+    logx = np.concatenate([logx, _around([1.0, 2.0, 0.5, 2.0 ** -1022, 1.7976931348623157e308], 16)])
+    logx = logx[(logx > 0) & np.isfinite(logx)]
+    if name in ("log", "log2"):
+        return logx
+    if name == "log1p":
+        x = np.concatenate([_around([2.0 ** 1000, 2.0 ** 1001, 2.0 ** 53, 2.0 ** 54, 2.0 ** 1023,
+                                     -0.5, 0.5, 2.0 ** -54, -2.0 ** -54, 2.0 ** -53, -2.0 ** -53], 16),
+                            logx - 1, -1 + np.ldexp(1.0, np.arange(-53, 0))])
+        return x[(x > -1) & np.isfinite(x)]
+    e1 = np.concatenate([_around(np.arange(-40, 700, np.log(2) / 32), 1),
+                         rng.uniform(-38, -36.5, 4000), rng.uniform(36.5, 38, 4000),
+                         _around([-40.0, 700.0, np.log(2) / 2, -np.log(2) / 2], 8)])
+    if name == "expm1":
+        return e1
+    return np.concatenate([rng.uniform(18, 19.2, 8000), _around([0.55, 18.37, 19.06, 20.0], 16),
+                           e1[np.abs(e1) < 41] / -2, -e1[np.abs(e1) < 41] / 2])
+
+
+@pytest.mark.skipif(not _LD_OK, reason="needs an 80-bit long double reference")
+@pytest.mark.parametrize("name", ["log", "log2", "log1p", "expm1", "tanh"])
+def test_float64_reduction_edges(name):
+    x = _edges64(name)
+    with np.errstate(all="ignore"):
+        got = _cy(name)(x)
+    err = _ulp_err64(got, _ref64(name, x))
+    worst = int(np.argmax(err))
+    assert err[worst] <= _budget64(name), (
+        f"{name}({x[worst]!r}) = {got[worst]!r}: {err[worst]:.3f} ulp > {_budget64(name)}")
+
+
 @pytest.mark.parametrize("name", ["exp", "expm1", "log", "log1p", "log2", "sin", "cos", "tanh",
                                   "erf", "gelu", "gelu_erf", "gelu_quick", "softplus"])
 def test_float64_against_mpmath(name):
