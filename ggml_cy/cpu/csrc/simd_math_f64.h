@@ -26,6 +26,14 @@ static inline sm_vd sm_ldexp_d(sm_vd v, sm_vl n) {
     return (v * (sm_vd)((n1 + 1023) << 52)) * (sm_vd)((n - n1 + 1023) << 52);
 }
 
+/* the AVX-512 forms below (register tables, vfpclasspd, vcvtqq2pd, 64-bit integer min):
+ * AVX512F + DQ, which every avx512 build level has (x86-64-v4) */
+#if SM_VB == 64 && defined(__AVX512DQ__) && defined(__FMA__)
+#define SM_F64_512 1
+#else
+#define SM_F64_512 0
+#endif
+
 #if defined(__FMA__)
 static inline sm_vd sm_fmsd(sm_vd a, sm_vd b, sm_vd c) {          /* a*b - c, one rounding */
 #if SM_VB == 64
@@ -38,7 +46,7 @@ static inline sm_vd sm_fmsd(sm_vd a, sm_vd b, sm_vd c) {          /* a*b - c, on
 }
 #endif
 
-#if SM_VB == 64
+#if SM_F64_512
 /* t[idx & 15] from a 16-entry register table (one vpermt2pd) */
 static inline sm_vd sm_lut16d(const double * t, sm_vl idx) {      /* t[idx & 15] */
     return (sm_vd)_mm512_permutex2var_pd(_mm512_load_pd(t), (__m512i)idx, _mm512_load_pd(t + 8));
@@ -84,7 +92,7 @@ static inline sm_vd sm_expm1_d_core(sm_vd x) {
     sm_vl tiny = ((sm_vl)x & 0x7fffffffffffffffLL) < 0x3c90000000000000LL;
     return sm_seld(tiny, x, hi + lo);
 }
-#if SM_VB == 64
+#if SM_F64_512
 /* AVX-512 expm1 (and tanh's e^(-2|x|) - 1), x in [-40, 700]: x = (16 n + j) ln2/16 + r,
  * |r| <= ln2/32, e^x = 2^n T_j e^r with T_j = 2^(j/16) from register tables (one
  * vpermt2pd each: high part as bits(T_hi) - (j << 48), so that adding k << 48, k = 16 n + j,
@@ -151,7 +159,7 @@ static inline sm_vd sm_expm1_d512_core(sm_vd x) {
 #endif
 static inline sm_vd sm_expm1_d(sm_vd x) {
     sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
-#if SM_VB == 64
+#if SM_F64_512
     /* x > 700 (+inf, +NaN) or, unsigned, x < -40 (-inf, -NaN) */
     if (__builtin_expect(
             !(_mm512_cmpgt_epi64_mask((__m512i)ix, (__m512i)sm_bcl(0x4085e00000000000LL))
@@ -170,13 +178,13 @@ static inline sm_vd sm_expm1_d(sm_vd x) {
     r = sm_seld(spec & (ix < 0), sm_bcd(-1.0), r);
     return sm_seld(ia > 0x7ff0000000000000LL, x, r);
 }
-#if SM_VB == 64
+#if SM_F64_512
 #undef sm_expm1_d_core
 #endif
 
 /* ------------------------------------------------------------------ log, log1p, log2 */
 
-#if SM_VB == 64
+#if SM_F64_512
 /* AVX-512: table-driven log, no division (tools/fit_log64.py has the tables' derivation).
  * x = 2^k z, z in [0.765625, 1.53125), interval i of z (its top bits, 16 intervals, a
  * register table read with one vpermt2pd), invc = 1/c a short multiple of 2^-q chosen so
@@ -446,7 +454,7 @@ static inline sm_vd sm_sin_d(sm_vd x) { return sm_sincos_d(x, 0); }
 static inline sm_vd sm_cos_d(sm_vd x) { return sm_sincos_d(x, 1); }
 
 /* ------------------------------------------------------------------ tanh */
-#if SM_VB == 64
+#if SM_F64_512
 /* AVX-512: tanh |x| = -em / (2 + em), em = e^(-2|x|) - 1 in (-1, 0] (no overflow, no
  * branch between small and large |x|, one select for NaN); em + eml from sm_expm1t_core,
  * 2 + em as d + dl (a two-sum), the quotient corrected by its exact residual (FMA),
@@ -470,7 +478,7 @@ static inline sm_vd sm_tanh_d512(sm_vd x) {
 }
 #endif
 static inline sm_vd sm_tanh_d(sm_vd x) {
-#if SM_VB == 64
+#if SM_F64_512
     return sm_tanh_d512(x);
 #endif
     sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
