@@ -246,13 +246,19 @@ static inline sm_vd sm_logt_core(sm_vd x, sm_vl kadd, int base2, int has_cor, sm
     sm_vd r = sm_fmsd(z, invc, sm_bcd(1.0));                 /* exact */
     sm_vd kd = __builtin_convertvector(k + kadd, sm_vd);
     sm_vd r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-    sm_vd p01 = 0x1.5555555555480p-2 * r + -0x1.0000000000000p-1;
-    sm_vd p23 = 0x1.9999999cfcc01p-3 * r + -0x1.ffffffffffc53p-3;
-    sm_vd p45 = 0x1.249226f44f928p-3 * r + -0x1.5555555a25fdfp-3;
-    sm_vd p67 = 0x1.c82c5c857fefbp-4 * r + -0x1.ffffb19721f7ap-4;
-    sm_vd Q = (p67 * r2 + p45) * r4 + (p23 * r2 + p01);
-    Q = -0x1.9aaab2420b7d4p-4 * r8 + Q;
+#define SM_LOGT_C0 -0x1.0000000000000p-1
+#define SM_LOGT_C1 0x1.5555555555480p-2
+#define SM_LOGT_C2 -0x1.ffffffffffc53p-3
+#define SM_LOGT_C3 0x1.9999999cfcc01p-3
+#define SM_LOGT_C4 -0x1.5555555a25fdfp-3
+#define SM_LOGT_C5 0x1.249226f44f928p-3
+#define SM_LOGT_C6 -0x1.ffffb19721f7ap-4
+#define SM_LOGT_C7 0x1.c82c5c857fefbp-4
+#define SM_LOGT_C8 -0x1.9aaab2420b7d4p-4
     if (!base2) {
+        sm_vd p01 = SM_LOGT_C1 * r + SM_LOGT_C0, p23 = SM_LOGT_C3 * r + SM_LOGT_C2;
+        sm_vd p45 = SM_LOGT_C5 * r + SM_LOGT_C4, p67 = SM_LOGT_C7 * r + SM_LOGT_C6;
+        sm_vd Q = ((p67 * r2 + p45) * r4 + (p23 * r2 + p01)) + SM_LOGT_C8 * r8;
         sm_vd A = kd * SM_LOGT_LN2HI + sm_lut16d(sm_logt_hi, idx);   /* exact */
         sm_vd h = A + r;                                   /* two-sum, |A| >= |r| or A = 0 */
         sm_vd herr = (A - h) + r;
@@ -265,14 +271,23 @@ static inline sm_vd sm_logt_core(sm_vd x, sm_vl kadd, int base2, int has_cor, sm
         sm_vd lo = (kd * SM_LOGT_LN2LO + sm_lut16d(sm_logt_lo, idx)) + herr;
         return h + (r2 * Q + lo);
     }
-    /* log2: r / ln2 = rh + rl */
-    sm_vd rh = r * 0x1.71547652b82fep+0;
-    sm_vd rl = sm_fmsd(r, sm_bcd(0x1.71547652b82fep+0), rh) + r * 0x1.777d0ffda0d24p-56;
+    /* log2: log2(1 + r) = rh + rl + r P(r), rh + rl = r IL_HI exactly, P = IL_LO + r IL Q(r)
+     * (Q's coefficients times IL, rounded: below 2^-58 of the result) */
+#define SM_IL 0x1.71547652b82fep+0
+    sm_vd b01 = (SM_IL * SM_LOGT_C0) * r + 0x1.777d0ffda0d24p-56;
+    sm_vd b23 = (SM_IL * SM_LOGT_C2) * r + SM_IL * SM_LOGT_C1;
+    sm_vd b45 = (SM_IL * SM_LOGT_C4) * r + SM_IL * SM_LOGT_C3;
+    sm_vd b67 = (SM_IL * SM_LOGT_C6) * r + SM_IL * SM_LOGT_C5;
+    sm_vd b89 = (SM_IL * SM_LOGT_C8) * r + SM_IL * SM_LOGT_C7;
+    sm_vd P = ((b67 * r2 + b45) * r4 + (b23 * r2 + b01)) + b89 * r8;
+    sm_vd rh = r * SM_IL;
+    sm_vd rl = sm_fmsd(r, sm_bcd(SM_IL), rh);
     sm_vd A = kd + sm_lut16d(sm_log2t_hi, idx);                     /* exact */
     sm_vd h = A + rh;
     sm_vd herr = (A - h) + rh;
     sm_vd lo = sm_lut16d(sm_log2t_lo, idx) + (herr + rl);
-    return h + ((r2 * Q) * 0x1.71547652b82fep+0 + lo);
+    return h + (r * P + lo);
+#undef SM_IL
 }
 #endif
 static inline sm_vd sm_log_R_d(sm_vd z) {                /* R(z) = z (2/3 + 2/5 z + ...) */
