@@ -189,7 +189,8 @@ static inline sm_vd sm_expm1_d(sm_vd x) {
  * x = 2^k z, z in [0.765625, 1.53125), interval i of z (its top bits, 16 intervals, a
  * register table read with one vpermt2pd), invc = 1/c a short multiple of 2^-q chosen so
  * that r = z invc - 1 is exact in one FMA, |r| <= 0.0342; log x = k ln2 + log c + log1p(r),
- * log1p(r) = r + r^2 Q(r) with Q of degree 8 (Estrin's scheme: short dependency chains).
+ * log1p(r) = r + r^2 Q(r) with Q of degree 8, as even and odd halves in r^2 (Horner's
+ * count of multiply-adds, the loop's limit on Zen 4, with half its dependency chain).
  * k LN2HI + log c's high part is exact (both multiples of 2^-42), r is added to it by a
  * two-sum, the rest (the low parts, r^2 Q) rounded into it once: within 0.52 ulp
  * (tests/test_simd_math.py). The interval of 1 has c = 1, so near 1 the result is relative.
@@ -245,7 +246,7 @@ static inline sm_vd sm_logt_core(sm_vd x, sm_vl kadd, int base2, int has_cor, sm
     sm_vd invc = sm_lut16d(sm_logt_invc, idx);
     sm_vd r = sm_fmsd(z, invc, sm_bcd(1.0));                 /* exact */
     sm_vd kd = __builtin_convertvector(k + kadd, sm_vd);
-    sm_vd r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    sm_vd r2 = r * r;
 #define SM_LOGT_C0 -0x1.0000000000000p-1
 #define SM_LOGT_C1 0x1.5555555555480p-2
 #define SM_LOGT_C2 -0x1.ffffffffffc53p-3
@@ -256,9 +257,11 @@ static inline sm_vd sm_logt_core(sm_vd x, sm_vl kadd, int base2, int has_cor, sm
 #define SM_LOGT_C7 0x1.c82c5c857fefbp-4
 #define SM_LOGT_C8 -0x1.9aaab2420b7d4p-4
     if (!base2) {
-        sm_vd p01 = SM_LOGT_C1 * r + SM_LOGT_C0, p23 = SM_LOGT_C3 * r + SM_LOGT_C2;
-        sm_vd p45 = SM_LOGT_C5 * r + SM_LOGT_C4, p67 = SM_LOGT_C7 * r + SM_LOGT_C6;
-        sm_vd Q = ((p67 * r2 + p45) * r4 + (p23 * r2 + p01)) + SM_LOGT_C8 * r8;
+        sm_vd E = SM_LOGT_C8 * r2 + SM_LOGT_C6;
+        E = E * r2 + SM_LOGT_C4; E = E * r2 + SM_LOGT_C2; E = E * r2 + SM_LOGT_C0;
+        sm_vd O = SM_LOGT_C7 * r2 + SM_LOGT_C5;
+        O = O * r2 + SM_LOGT_C3; O = O * r2 + SM_LOGT_C1;
+        sm_vd Q = O * r + E;
         sm_vd A = kd * SM_LOGT_LN2HI + sm_lut16d(sm_logt_hi, idx);   /* exact */
         sm_vd h = A + r;                                   /* two-sum, |A| >= |r| or A = 0 */
         sm_vd herr = (A - h) + r;
@@ -274,12 +277,13 @@ static inline sm_vd sm_logt_core(sm_vd x, sm_vl kadd, int base2, int has_cor, sm
     /* log2: log2(1 + r) = rh + rl + r P(r), rh + rl = r IL_HI exactly, P = IL_LO + r IL Q(r)
      * (Q's coefficients times IL, rounded: below 2^-58 of the result) */
 #define SM_IL 0x1.71547652b82fep+0
-    sm_vd b01 = (SM_IL * SM_LOGT_C0) * r + 0x1.777d0ffda0d24p-56;
-    sm_vd b23 = (SM_IL * SM_LOGT_C2) * r + SM_IL * SM_LOGT_C1;
-    sm_vd b45 = (SM_IL * SM_LOGT_C4) * r + SM_IL * SM_LOGT_C3;
-    sm_vd b67 = (SM_IL * SM_LOGT_C6) * r + SM_IL * SM_LOGT_C5;
-    sm_vd b89 = (SM_IL * SM_LOGT_C8) * r + SM_IL * SM_LOGT_C7;
-    sm_vd P = ((b67 * r2 + b45) * r4 + (b23 * r2 + b01)) + b89 * r8;
+    sm_vd E = (SM_IL * SM_LOGT_C7) * r2 + SM_IL * SM_LOGT_C5;
+    E = E * r2 + SM_IL * SM_LOGT_C3; E = E * r2 + SM_IL * SM_LOGT_C1;
+    E = E * r2 + 0x1.777d0ffda0d24p-56;
+    sm_vd O = (SM_IL * SM_LOGT_C8) * r2 + SM_IL * SM_LOGT_C6;
+    O = O * r2 + SM_IL * SM_LOGT_C4; O = O * r2 + SM_IL * SM_LOGT_C2;
+    O = O * r2 + SM_IL * SM_LOGT_C0;
+    sm_vd P = O * r + E;
     sm_vd rh = r * SM_IL;
     sm_vd rl = sm_fmsd(r, sm_bcd(SM_IL), rh);
     sm_vd A = kd + sm_lut16d(sm_log2t_hi, idx);                     /* exact */
