@@ -222,9 +222,9 @@ RANGE64 = {"exp": 745, "expm1": 745, "log": 1e308, "log1p": 1e308, "log2": 1e308
 # more: measured up to 2.3 / 2.3 / 2.8 ulp there, so their budget at that level is 3 ulp.
 # The avx512 levels' table-driven log, log2, log1p, expm1, tanh (simd_math_f64.h) are held
 # to what they measure plus a margin: here 0.52, 0.51, 0.64, 0.51, 0.52 ulp; over 2 x 10M
-# wider samples 0.57, 0.56, 0.66, -, 0.52 (numpy's own here: 0.59, 0.51, 0.60, 0.52, 1.14).
-# expm1 keeps 1.0: above 700 it is exp's (0.87 seen there).
-BUDGET64_AVX512 = {"log": 0.6, "log2": 0.6, "log1p": 0.7, "expm1": 1.0, "tanh": 0.6}
+# wider samples 0.57, 0.56, 0.66, 0.55, 0.52 (numpy's own here: 0.59, 0.51, 0.60, 0.52, 1.14;
+# expm1 above 709.7 is exp's form, 0.57 measured over 200k samples up to the overflow).
+BUDGET64_AVX512 = {"log": 0.6, "log2": 0.6, "log1p": 0.7, "expm1": 0.7, "tanh": 0.6}
 
 
 def _budget64(name):

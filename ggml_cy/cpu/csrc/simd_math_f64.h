@@ -93,7 +93,7 @@ static inline sm_vd sm_expm1_d_core(sm_vd x) {
     return sm_seld(tiny, x, hi + lo);
 }
 #if SM_F64_512
-/* AVX-512 expm1 (and tanh's e^(-2|x|) - 1), x in [-40, 700]: x = (16 n + j) ln2/16 + r,
+/* AVX-512 expm1 (and tanh's e^(-2|x|) - 1), x in [-40, 709.7]: x = (16 n + j) ln2/16 + r,
  * |r| <= ln2/32, e^x = 2^n T_j e^r with T_j = 2^(j/16) from register tables (one
  * vpermt2pd each: high part as bits(T_hi) - (j << 48), so that adding k << 48, k = 16 n + j,
  * gives 2^n T_hi = S; low part relative to T_hi), e^r - 1 = p + pl = r + r^2 Q(r), Q of
@@ -160,16 +160,20 @@ static inline sm_vd sm_expm1_d512_core(sm_vd x) {
 static inline sm_vd sm_expm1_d(sm_vd x) {
     sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
 #if SM_F64_512
-    /* x > 700 (+inf, +NaN) or, unsigned, x < -40 (-inf, -NaN) */
+    /* the table form up to 709.7 (2^n T_hi finite: n <= 1023); above (+inf, +NaN) or,
+     * unsigned, x < -40 (-inf, -NaN): the lanes below */
+#define SM_EXPM1_BIG 0x40862d999999999aLL
     if (__builtin_expect(
-            !(_mm512_cmpgt_epi64_mask((__m512i)ix, (__m512i)sm_bcl(0x4085e00000000000LL))
+            !(_mm512_cmpgt_epi64_mask((__m512i)ix, (__m512i)sm_bcl(SM_EXPM1_BIG))
               | _mm512_cmpgt_epu64_mask((__m512i)ix, (__m512i)sm_bcl((int64_t)0xc044000000000000ULL))),
             1))
         return sm_expm1_d512_core(x);
 #define sm_expm1_d_core sm_expm1_d512_core
+#else
+#define SM_EXPM1_BIG 0x4085e00000000000LL
 #endif
-    /* x > 700, x < -40, inf, NaN (integer compares: no "invalid" from a NaN) */
-    sm_vl spec = (ix > 0x4085e00000000000LL) | ((ix < 0) & (ia > 0x4044000000000000LL))
+    /* x > 700 (709.7), x < -40, inf, NaN (integer compares: no "invalid" from a NaN) */
+    sm_vl spec = (ix > SM_EXPM1_BIG) | ((ix < 0) & (ia > 0x4044000000000000LL))
                  | (ia >= 0x7ff0000000000000LL);
     if (!sm_anyl(spec)) return sm_expm1_d_core(x);
     sm_vd r = sm_expm1_d_core(sm_seld(spec, sm_bcd(0.0), x));
@@ -178,6 +182,7 @@ static inline sm_vd sm_expm1_d(sm_vd x) {
     r = sm_seld(spec & (ix < 0), sm_bcd(-1.0), r);
     return sm_seld(ia > 0x7ff0000000000000LL, x, r);
 }
+#undef SM_EXPM1_BIG
 #if SM_F64_512
 #undef sm_expm1_d_core
 #endif
