@@ -300,17 +300,18 @@ static inline sm_vd sm_logt_core(sm_vd x, sm_vl kadd, int base2, int has_cor, sm
 }
 #endif
 static inline sm_vd sm_log_R_d(sm_vd z) {                /* R(z) = z (2/3 + 2/5 z + ...) */
-    /* Estrin's scheme: the Horner chain's latency (ten dependent multiply-adds) bounded
-     * the loop (the out-of-order window holds too few vectors to hide it) */
-    sm_vd z2 = z * z, z4 = z2 * z2, z8 = z4 * z4;
-    sm_vd p01 = 0x1.999999999999ap-2 * z + 0x1.5555555555555p-1;
-    sm_vd p23 = 0x1.c71c71c71c71cp-3 * z + 0x1.2492492492492p-2;
-    sm_vd p45 = 0x1.3b13b13b13b14p-3 * z + 0x1.745d1745d1746p-3;
-    sm_vd p67 = 0x1.e1e1e1e1e1e1ep-4 * z + 0x1.1111111111111p-3;
-    sm_vd p89 = 0x1.8618618618618p-4 * z + 0x1.af286bca1af28p-4;
-    sm_vd p03 = p23 * z2 + p01, p47 = p67 * z2 + p45;
-    sm_vd p07 = p47 * z4 + p03;
-    return (p89 * z8 + p07) * z;
+    /* even and odd halves in z^2: Horner's count of multiply-adds with half its chain (the
+     * ten-deep chain bounded the loop; Estrin's form spilled registers at avx2) */
+    sm_vd z2 = z * z;
+    sm_vd E = 0x1.af286bca1af28p-4 * z2 + 0x1.1111111111111p-3;
+    E = E * z2 + 0x1.745d1745d1746p-3;
+    E = E * z2 + 0x1.2492492492492p-2;
+    E = E * z2 + 0x1.5555555555555p-1;
+    sm_vd O = 0x1.8618618618618p-4 * z2 + 0x1.e1e1e1e1e1e1ep-4;
+    O = O * z2 + 0x1.3b13b13b13b14p-3;
+    O = O * z2 + 0x1.c71c71c71c71cp-3;
+    O = O * z2 + 0x1.999999999999ap-2;
+    return (O * z + E) * z;
 }
 #define SM_LOG_LN2HI 0x1.62e42fee00000p-1
 #define SM_LOG_LN2LO 0x1.a39ef35793c76p-33
