@@ -12,7 +12,8 @@ k LN2HI + hi is exact (|k| <= 1075); log2 the same with log2 c.
 log1p(r) = r + r^2 Q(r), Q of degree 8 fitted (Lawson-iterated least squares, mpmath) for
 relative error of r + r^2 Q against log1p(r) over |r| <= R (the largest |r| of the table).
 
-Usage: python tools/fit_log64.py      (prints the header block; about a minute)
+Usage: python tools/fit_log64.py      (prints the tables, LN2HI/LO and Q's coefficients, the
+header's SM_LOGT_C0..C8, lowest order first; a few seconds)
 """
 import mpmath as mp
 import numpy as np
