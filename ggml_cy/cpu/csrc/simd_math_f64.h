@@ -5,10 +5,13 @@
  *   exp    x = n ln2 + r (ln2 in two parts, the rounding of r carried as c), e^r - 1 to
  *          r^13/13!, 2^n put in by two exact multiplications (one rounding);
  *   expm1  the same e^r - 1, then 2^n em + (2^n - 1); x > 700: exp; x < -40: -1;
+ *          AVX-512: a 16-entry table of 2^(j/16), |r| <= ln2/32 (sm_expm1t_core);
  *   log    log1p/log2: the float32 code's split (s = f / (2 + f), R(s^2) to s^20);
+ *          AVX-512: table-driven, no division (below, tools/fit_log64.py);
  *   sin/cos x = n pi + r with pi in 33 + 33 + 53 bits (r and its rounding error kept by a
  *          two-sum), sin r to r^21; |x| >= 2^20 (and inf, NaN) through the C library;
- *   tanh   em / (em + 2), em = expm1(2|x|);
+ *   tanh   em / (em + 2), em = expm1(2|x|); AVX-512: -em / (2 + em), em = expm1(-2|x|)
+ *          from sm_expm1t_core (one form for every |x|, see sm_tanh_d512);
  *   sigmoid, silu  1 / (1 + e) with 1 + e's rounding error corrected, e = e^-|x|.
  * Accuracy is measured against mpmath by tests/test_simd_math.py (README "Math
  * functions"). */
@@ -23,6 +26,14 @@ static inline sm_vd sm_ldexp_d(sm_vd v, sm_vl n) {
     return (v * (sm_vd)((n1 + 1023) << 52)) * (sm_vd)((n - n1 + 1023) << 52);
 }
 
+/* the AVX-512 forms below (register tables, vfpclasspd, vcvtqq2pd, 64-bit integer min):
+ * AVX512F + DQ, which every avx512 build level has (x86-64-v4) */
+#if SM_VB == 64 && defined(__AVX512DQ__) && defined(__FMA__)
+#define SM_F64_512 1
+#else
+#define SM_F64_512 0
+#endif
+
 #if defined(__FMA__)
 static inline sm_vd sm_fmsd(sm_vd a, sm_vd b, sm_vd c) {          /* a*b - c, one rounding */
 #if SM_VB == 64
@@ -32,6 +43,13 @@ static inline sm_vd sm_fmsd(sm_vd a, sm_vd b, sm_vd c) {          /* a*b - c, on
 #else
     return (sm_vd)_mm_fmsub_pd((__m128d)a, (__m128d)b, (__m128d)c);
 #endif
+}
+#endif
+
+#if SM_F64_512
+/* t[idx & 15] from a 16-entry register table (one vpermt2pd) */
+static inline sm_vd sm_lut16d(const double * t, sm_vl idx) {      /* t[idx & 15] */
+    return (sm_vd)_mm512_permutex2var_pd(_mm512_load_pd(t), (__m512i)idx, _mm512_load_pd(t + 8));
 }
 #endif
 
@@ -74,10 +92,88 @@ static inline sm_vd sm_expm1_d_core(sm_vd x) {
     sm_vl tiny = ((sm_vl)x & 0x7fffffffffffffffLL) < 0x3c90000000000000LL;
     return sm_seld(tiny, x, hi + lo);
 }
+#if SM_F64_512
+/* AVX-512 expm1 (and tanh's e^(-2|x|) - 1), x in [-40, 709.7]: x = (16 n + j) ln2/16 + r,
+ * |r| <= ln2/32, e^x = 2^n T_j e^r with T_j = 2^(j/16) from register tables (one
+ * vpermt2pd each: high part as bits(T_hi) - (j << 48), so that adding k << 48, k = 16 n + j,
+ * gives 2^n T_hi = S; low part relative to T_hi), e^r - 1 = p + pl = r + r^2 Q(r), Q of
+ * degree 5 (tools/fit_expm1_64.py: relative error 2^-58.9; the terms after r are below
+ * 2.4e-4 of it, so their rounding is negligible). e^x - 1 = (S - 1) + S p + S (pl + Tl (1 + p)):
+ * S - 1 and S p both with their exact errors (two-sum, FMA), added by a fast two-sum (|S - 1|
+ * has the larger exponent): em = hi + *lo. */
+/* tools/fit_expm1_64.py: |r| <= 0.021745, Q degree 5, relative error of r + r^2 Q 1.81e-18 (2^-58.9) */
+static const int64_t __attribute__((aligned(64))) sm_expt_hi[16] = {
+    0x3ff0000000000000LL, 0x3fefb5586cf9890fLL, 0x3fef72b83c7d517bLL, 0x3fef387a6e756238LL,
+    0x3fef06fe0a31b715LL, 0x3feedea64c123422LL, 0x3feebfdad5362a27LL, 0x3feeab07dd485429LL,
+    0x3feea09e667f3bcdLL, 0x3feea11473eb0187LL, 0x3feeace5422aa0dbLL, 0x3feec49182a3f090LL,
+    0x3feee89f995ad3adLL, 0x3fef199bdd85529cLL, 0x3fef5818dcfba487LL, 0x3fefa4afa2a490daLL
+};
+static const double __attribute__((aligned(64))) sm_expt_lo[16] = {
+    0.0, 0x1.79aa65d837b6dp-54, -0x1.01b15eaa59348p-55, 0x1.68efde3a8a894p-54,
+    0x1.34d754db0abb6p-55, 0x1.59f48a72a4c6dp-55, 0x1.690cebb7aafb0p-56, 0x1.063e1e21c5409p-54,
+    -0x1.3b3efbf5e2228p-54, -0x1.b32dcb94da51dp-56, 0x1.db72fc1f0eab4p-55, 0x1.1affc2b91ce27p-56,
+    0x1.c1a7792cb3387p-55, 0x1.36eae30af0cb3p-56, 0x1.4a385a63d07a7p-56, -0x1.ff7128fd391f0p-55
+};
+#define SM_EXPT_INVL16 0x1.71547652b82fep+4
+#define SM_EXPT_L16HI 0x1.62e42fefa0000p-5
+#define SM_EXPT_L16LO 0x1.cf79abc9e3b3ap-44
+/* nonpos: x <= 0 only (S <= 1: S - 1 by a fast two-sum) */
+static inline sm_vd sm_expm1t_core(sm_vd x, sm_vd * lo, int nonpos) {
+    sm_vd t = x * SM_EXPT_INVL16 + SM_MAGICD;
+    sm_vd fn = t - SM_MAGICD;
+    sm_vl kt = (sm_vl)t;                         /* k in the low bits (j: the low 4) */
+    sm_vd S = (sm_vd)((sm_vl)_mm512_permutex2var_epi64(_mm512_load_si512(sm_expt_hi),
+                                                       (__m512i)kt,
+                                                       _mm512_load_si512(sm_expt_hi + 8))
+                      + (kt << 48));
+    sm_vd Tl = sm_lut16d(sm_expt_lo, kt);
+    sm_vd rh = x - fn * SM_EXPT_L16HI;                             /* exact */
+    sm_vd r = rh - fn * SM_EXPT_L16LO;
+    sm_vd c = (rh - r) - fn * SM_EXPT_L16LO;
+    sm_vd r2 = r * r;
+    sm_vd p01 = 0x1.5555555555551p-3 * r + 0x1.0000000000003p-1;
+    sm_vd p23 = 0x1.111111115e8eap-7 * r + 0x1.55555554aaa4cp-5;
+    sm_vd p45 = 0x1.a01a58f0c33b7p-13 * r + 0x1.6c1821fc9e7d7p-10;
+    sm_vd q = (p45 * r2 + p23) * r2 + p01;
+    sm_vd tq = r2 * q + c;
+    sm_vd p = r + tq;
+    sm_vd pl = (r - p) + tq;
+    sm_vd Q = S - 1.0, Qe;                                         /* two-sum */
+    if (nonpos) {
+        Qe = (-1.0 - Q) + S;
+    } else {
+        sm_vd bb = Q - S;
+        Qe = (S - (Q - bb)) + (-1.0 - bb);
+    }
+    sm_vd P = S * p;
+    sm_vd Pe = sm_fmsd(S, p, P);
+    sm_vd hi = Q + P;
+    *lo = ((((Q - hi) + P) + Qe) + Pe) + S * ((Tl * p + Tl) + pl);
+    return hi;
+}
+static inline sm_vd sm_expm1_d512_core(sm_vd x) {
+    sm_vd lo;
+    sm_vd hi = sm_expm1t_core(x, &lo, 0);
+    return sm_seld((sm_vl)(x == 0.0), x, hi + lo);                 /* -0 */
+}
+#endif
 static inline sm_vd sm_expm1_d(sm_vd x) {
     sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
-    /* x > 700, x < -40, inf, NaN (integer compares: no "invalid" from a NaN) */
-    sm_vl spec = (ix > 0x4085e00000000000LL) | ((ix < 0) & (ia > 0x4044000000000000LL))
+#if SM_F64_512
+    /* the table form up to 709.7 (2^n T_hi finite: n <= 1023); above (+inf, +NaN) or,
+     * unsigned, x < -40 (-inf, -NaN): the lanes below */
+#define SM_EXPM1_BIG 0x40862d999999999aLL
+    if (__builtin_expect(
+            !(_mm512_cmpgt_epi64_mask((__m512i)ix, (__m512i)sm_bcl(SM_EXPM1_BIG))
+              | _mm512_cmpgt_epu64_mask((__m512i)ix, (__m512i)sm_bcl((int64_t)0xc044000000000000ULL))),
+            1))
+        return sm_expm1_d512_core(x);
+#define sm_expm1_d_core sm_expm1_d512_core
+#else
+#define SM_EXPM1_BIG 0x4085e00000000000LL
+#endif
+    /* x > 700 (709.7), x < -40, inf, NaN (integer compares: no "invalid" from a NaN) */
+    sm_vl spec = (ix > SM_EXPM1_BIG) | ((ix < 0) & (ia > 0x4044000000000000LL))
                  | (ia >= 0x7ff0000000000000LL);
     if (!sm_anyl(spec)) return sm_expm1_d_core(x);
     sm_vd r = sm_expm1_d_core(sm_seld(spec, sm_bcd(0.0), x));
@@ -86,19 +182,136 @@ static inline sm_vd sm_expm1_d(sm_vd x) {
     r = sm_seld(spec & (ix < 0), sm_bcd(-1.0), r);
     return sm_seld(ia > 0x7ff0000000000000LL, x, r);
 }
+#undef SM_EXPM1_BIG
+#if SM_F64_512
+#undef sm_expm1_d_core
+#endif
 
 /* ------------------------------------------------------------------ log, log1p, log2 */
+
+#if SM_F64_512
+/* AVX-512: table-driven log, no division (tools/fit_log64.py has the tables' derivation).
+ * x = 2^k z, z in [0.765625, 1.53125), interval i of z (its top bits, 16 intervals, a
+ * register table read with one vpermt2pd), invc = 1/c a short multiple of 2^-q chosen so
+ * that r = z invc - 1 is exact in one FMA, |r| <= 0.0342; log x = k ln2 + log c + log1p(r),
+ * log1p(r) = r + r^2 Q(r) with Q of degree 8, as even and odd halves in r^2 (Horner's
+ * count of multiply-adds, the loop's limit on Zen 4, with half its dependency chain).
+ * k LN2HI + log c's high part is exact (both multiples of 2^-42), r is added to it by a
+ * two-sum, the rest (the low parts, r^2 Q) rounded into it once: within 0.52 ulp
+ * (tests/test_simd_math.py). The interval of 1 has c = 1, so near 1 the result is relative.
+ * The avx2 and baseline levels keep the division form below (their float64 log/log2/log1p
+ * may differ from avx512's by 1 ulp, each within the budget). */
+#define SM_LOG_TABLE 1
+/* tools/fit_log64.py: max |r| = 0.03418, Q degree 8, relative error of r + r^2 Q 4.94e-19 (2^-60.8) */
+static const double __attribute__((aligned(64))) sm_logt_invc[16] = {
+    0x1.4800000000000p+0, 0x1.3800000000000p+0, 0x1.3000000000000p+0, 0x1.2800000000000p+0,
+    0x1.1800000000000p+0, 0x1.1000000000000p+0, 0x1.0800000000000p+0, 0x1.0000000000000p+0,
+    0x1.e000000000000p-1, 0x1.c800000000000p-1, 0x1.b000000000000p-1, 0x1.9800000000000p-1,
+    0x1.8800000000000p-1, 0x1.7000000000000p-1, 0x1.6000000000000p-1, 0x1.5800000000000p-1
+};
+static const double __attribute__((aligned(64))) sm_logt_hi[16] = {
+    -0x1.fb9186d5e4000p-3, -0x1.9525a9cf46000p-3, -0x1.5ff3070a7a000p-3, -0x1.29552f8200000p-3,
+    -0x1.6f0d28ae58000p-4, -0x1.f0a30c0118000p-5, -0x1.f829b0e780000p-6, 0.0,
+    0x1.08598b59e4000p-4, 0x1.da72763844000p-4, 0x1.5bf406b544000p-3, 0x1.d1037f2656000p-3,
+    0x1.1178e8227e000p-2, 0x1.522ae0738a000p-2, 0x1.7fafa3bd81000p-2, 0x1.973a343135000p-2
+};
+static const double __attribute__((aligned(64))) sm_logt_lo[16] = {
+    0x1.d572aab993c87p-47, 0x1.297137d9f158fp-44, 0x1.8586f183bebf2p-44, 0x1.5b967f4471dfcp-44,
+    0x1.4b4641b664613p-44, 0x1.d599e83368e91p-45, -0x1.980267c7e09e4p-45, 0.0,
+    -0x1.7e5dd7009902cp-46, 0x1.a89401fa71733p-46, -0x1.27023eb68981cp-46, -0x1.84a7e75b6f6e4p-47,
+    0x1.1ef78ce2d07f2p-44, 0x1.ebe708164c759p-45, 0x1.46fb79bf6d4cbp-44, 0x1.ab73b16bf4984p-44
+};
+static const double __attribute__((aligned(64))) sm_log2t_hi[16] = {
+    -0x1.6e221cd9d1000p-2, -0x1.24407ab0e0000p-2, -0x1.fbc16b9026000p-3, -0x1.acf5e2db4e000p-3,
+    -0x1.08c588cda8000p-3, -0x1.663f6fac90000p-4, -0x1.6bad3758f0000p-5, 0.0,
+    0x1.7d60496cfc000p-4, 0x1.563dc29ffa000p-3, 0x1.f5fd8a9064000p-3, 0x1.4f6fbb2cec000p-2,
+    0x1.8a8980abfc000p-2, 0x1.e7df5fe539000p-2, 0x1.14c560fe68800p-1, 0x1.25c0a0463c000p-1
+};
+static const double __attribute__((aligned(64))) sm_log2t_lo[16] = {
+    0x1.90d43956fa5d8p-45, -0x1.ce60916e52e91p-44, -0x1.0144751b3314fp-44, -0x1.927dfc23d9780p-44,
+    0x1.871a7610e40bdp-45, -0x1.3167ccc538261p-44, 0x1.3c6764fc87b4ap-48, 0.0,
+    -0x1.2ce6312ebb81dp-46, 0x1.964190e41bca7p-44, -0x1.cb6f70109b0f1p-47, 0x1.661e393a16b95p-44,
+    -0x1.66cccab240e90p-45, -0x1.532c412ba94dbp-44, 0x1.7c407050799bfp-44, -0x1.50520a377c7ecp-45
+};
+#define SM_LOGT_LN2HI 0x1.62e42fefa3800p-1
+#define SM_LOGT_LN2LO 0x1.ef35793c76730p-45
+/* any lane NaN, +-0, +-inf, subnormal or negative (one vfpclasspd) */
+static inline int sm_log_spec_any(sm_vd x) {
+    return _mm512_fpclass_pd_mask((__m512d)x, 0xff) != 0;
+}
+/* base2 = 0: log x, 1: log2 x; x a positive normal double, the exponent plus kadd.
+ * log1p: with cor = 1 + v's rounding error (x = 1 + v rounded), log x + cor / x, the
+ * quotient as cor 2^-k invc (1 - r) (relative error r^2, on a term below x's ulp) */
+static inline sm_vd sm_logt_core(sm_vd x, sm_vl kadd, int base2, int has_cor, sm_vd cor) {
+    sm_vl ix = (sm_vl)x;
+    sm_vl tmp = ix - 0x3fe8800000000000LL;
+    sm_vl k = tmp >> 52;
+    sm_vd z = (sm_vd)(ix - (k << 52));
+    sm_vl idx = tmp >> 48;
+    sm_vd invc = sm_lut16d(sm_logt_invc, idx);
+    sm_vd r = sm_fmsd(z, invc, sm_bcd(1.0));                 /* exact */
+    sm_vd kd = __builtin_convertvector(k + kadd, sm_vd);
+    sm_vd r2 = r * r;
+#define SM_LOGT_C0 -0x1.0000000000000p-1
+#define SM_LOGT_C1 0x1.5555555555480p-2
+#define SM_LOGT_C2 -0x1.ffffffffffc53p-3
+#define SM_LOGT_C3 0x1.9999999cfcc01p-3
+#define SM_LOGT_C4 -0x1.5555555a25fdfp-3
+#define SM_LOGT_C5 0x1.249226f44f928p-3
+#define SM_LOGT_C6 -0x1.ffffb19721f7ap-4
+#define SM_LOGT_C7 0x1.c82c5c857fefbp-4
+#define SM_LOGT_C8 -0x1.9aaab2420b7d4p-4
+    if (!base2) {
+        sm_vd E = SM_LOGT_C8 * r2 + SM_LOGT_C6;
+        E = E * r2 + SM_LOGT_C4; E = E * r2 + SM_LOGT_C2; E = E * r2 + SM_LOGT_C0;
+        sm_vd O = SM_LOGT_C7 * r2 + SM_LOGT_C5;
+        O = O * r2 + SM_LOGT_C3; O = O * r2 + SM_LOGT_C1;
+        sm_vd Q = O * r + E;
+        sm_vd A = kd * SM_LOGT_LN2HI + sm_lut16d(sm_logt_hi, idx);   /* exact */
+        sm_vd h = A + r;                                   /* two-sum, |A| >= |r| or A = 0 */
+        sm_vd herr = (A - h) + r;
+        if (has_cor) {    /* invc 2^-k by its exponent bits; k >= 54: cor = 0 (the clamp
+                           * keeps invc 2^-k finite) */
+            sm_vl ks = (sm_vl)_mm512_min_epi64((__m512i)k, (__m512i)sm_bcl(1000));
+            sm_vd t = cor * (sm_vd)((sm_vl)invc - (ks << 52));
+            herr = herr + (t - t * r);
+        }
+        sm_vd lo = (kd * SM_LOGT_LN2LO + sm_lut16d(sm_logt_lo, idx)) + herr;
+        return h + (r2 * Q + lo);
+    }
+    /* log2: log2(1 + r) = rh + rl + r P(r), rh + rl = r IL_HI exactly, P = IL_LO + r IL Q(r)
+     * (Q's coefficients times IL, rounded: below 2^-58 of the result) */
+#define SM_IL 0x1.71547652b82fep+0
+    sm_vd E = (SM_IL * SM_LOGT_C7) * r2 + SM_IL * SM_LOGT_C5;
+    E = E * r2 + SM_IL * SM_LOGT_C3; E = E * r2 + SM_IL * SM_LOGT_C1;
+    E = E * r2 + 0x1.777d0ffda0d24p-56;
+    sm_vd O = (SM_IL * SM_LOGT_C8) * r2 + SM_IL * SM_LOGT_C6;
+    O = O * r2 + SM_IL * SM_LOGT_C4; O = O * r2 + SM_IL * SM_LOGT_C2;
+    O = O * r2 + SM_IL * SM_LOGT_C0;
+    sm_vd P = O * r + E;
+    sm_vd rh = r * SM_IL;
+    sm_vd rl = sm_fmsd(r, sm_bcd(SM_IL), rh);
+    sm_vd A = kd + sm_lut16d(sm_log2t_hi, idx);                     /* exact */
+    sm_vd h = A + rh;
+    sm_vd herr = (A - h) + rh;
+    sm_vd lo = sm_lut16d(sm_log2t_lo, idx) + (herr + rl);
+    return h + (r * P + lo);
+#undef SM_IL
+}
+#endif
 static inline sm_vd sm_log_R_d(sm_vd z) {                /* R(z) = z (2/3 + 2/5 z + ...) */
-    sm_vd R = 0x1.8618618618618p-4 * z + 0x1.af286bca1af28p-4;
-    R = R * z + 0x1.e1e1e1e1e1e1ep-4;
-    R = R * z + 0x1.1111111111111p-3;
-    R = R * z + 0x1.3b13b13b13b14p-3;
-    R = R * z + 0x1.745d1745d1746p-3;
-    R = R * z + 0x1.c71c71c71c71cp-3;
-    R = R * z + 0x1.2492492492492p-2;
-    R = R * z + 0x1.999999999999ap-2;
-    R = R * z + 0x1.5555555555555p-1;
-    return R * z;
+    /* even and odd halves in z^2: Horner's count of multiply-adds with half its chain (the
+     * ten-deep chain bounded the loop; Estrin's form spilled registers at avx2) */
+    sm_vd z2 = z * z;
+    sm_vd E = 0x1.af286bca1af28p-4 * z2 + 0x1.1111111111111p-3;
+    E = E * z2 + 0x1.745d1745d1746p-3;
+    E = E * z2 + 0x1.2492492492492p-2;
+    E = E * z2 + 0x1.5555555555555p-1;
+    sm_vd O = 0x1.8618618618618p-4 * z2 + 0x1.e1e1e1e1e1e1ep-4;
+    O = O * z2 + 0x1.3b13b13b13b14p-3;
+    O = O * z2 + 0x1.c71c71c71c71cp-3;
+    O = O * z2 + 0x1.999999999999ap-2;
+    return (O * z + E) * z;
 }
 #define SM_LOG_LN2HI 0x1.62e42fee00000p-1
 #define SM_LOG_LN2LO 0x1.a39ef35793c76p-33
@@ -110,6 +323,9 @@ static inline sm_vd sm_log1p_kern_d(sm_vd f, sm_vd dk) {
     return dk * SM_LOG_LN2HI - ((hfsq - (s * (hfsq + R) + dk * SM_LOG_LN2LO)) - f);
 }
 static inline sm_vd sm_logd_core(sm_vd x, sm_vl kadd, int base2) {
+#ifdef SM_LOG_TABLE
+    return sm_logt_core(x, kadd, base2, 0, (sm_vd){0});
+#endif
     sm_vl ix = (sm_vl)x;
     sm_vl k = (ix - 0x3fe6a09e667f3bcdLL) >> 52;
     sm_vd f = (sm_vd)(ix - (k << 52)) - 1.0;
@@ -129,8 +345,12 @@ static inline sm_vd sm_logd_core(sm_vd x, sm_vl kadd, int base2) {
 static inline sm_vd sm_logd_any(sm_vd x, int base2) {
     sm_vl ix = (sm_vl)x;
     /* special: negative, zero, subnormal, inf, NaN */
+#ifdef SM_LOG_TABLE
+    if (!sm_log_spec_any(x))
+#else
     if (!sm_anyl(SM_UGTL(ix - 0x0010000000000000LL,
                          0x7ff0000000000000LL - 0x0010000000000000LL - 1)))
+#endif
         return sm_logd_core(x, sm_bcl(0), base2);
     sm_vl ia = ix & 0x7fffffffffffffffLL;
     sm_vl zero = ia == 0, nan = ia > 0x7ff0000000000000LL, pinf = ix == 0x7ff0000000000000LL;
@@ -155,11 +375,24 @@ static inline sm_vd sm_log2_d(sm_vd x) { return sm_logd_any(x, 1); }
 
 static inline sm_vd sm_log1p_d(sm_vd x) {
     sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
+#ifdef SM_LOG_TABLE
+    {   /* x > -1 finite: 1 + x a positive normal double; |x| < 2^-54 gives x itself (cor),
+         * but for -0 */
+        sm_vd u = 1.0 + x;
+        if (__builtin_expect(!sm_log_spec_any(u), 1)) {
+            sm_vd r = sm_logt_core(u, sm_bcl(0), 0, 1, x - (u - 1.0));
+            return sm_seld((sm_vl)(x == 0.0), x, r);
+        }
+    }
+#endif
     sm_vl spec = (ia >= 0x7ff0000000000000LL) | ((ix < 0) & (ia >= 0x3ff0000000000000LL));
     sm_vd xs = x;
     int any_spec = sm_anyl(spec);
     if (any_spec) xs = sm_seld(spec, sm_bcd(0.0), x);
     sm_vd u = 1.0 + xs;
+#ifdef SM_LOG_TABLE
+    sm_vd r = sm_logt_core(u, sm_bcl(0), 0, 1, xs - (u - 1.0));
+#else
     sm_vl iu = (sm_vl)u;
     sm_vl k = (iu - 0x3fe6a09e667f3bcdLL) >> 52;
     sm_vd f = (sm_vd)(iu - (k << 52)) - 1.0;
@@ -168,6 +401,7 @@ static inline sm_vd sm_log1p_d(sm_vd x) {
     sm_vd c = xs - (u - 1.0);
     f = f + c * (sm_vd)((1023 - ks) << 52);
     sm_vd r = sm_log1p_kern_d(f, __builtin_convertvector(k, sm_vd));
+#endif
     r = sm_seld(ia < 0x3c90000000000000LL, x, r);        /* |x| < 2^-54: x */
     if (__builtin_expect(any_spec, 0)) {
         sm_vl m1 = ix == (int64_t)0xbff0000000000000ULL, nan = ia > 0x7ff0000000000000LL;
@@ -245,7 +479,33 @@ static inline sm_vd sm_sin_d(sm_vd x) { return sm_sincos_d(x, 0); }
 static inline sm_vd sm_cos_d(sm_vd x) { return sm_sincos_d(x, 1); }
 
 /* ------------------------------------------------------------------ tanh */
+#if SM_F64_512
+/* AVX-512: tanh |x| = -em / (2 + em), em = e^(-2|x|) - 1 in (-1, 0] (no overflow, no
+ * branch between small and large |x|, one select for NaN); em + eml from sm_expm1t_core,
+ * 2 + em as d + dl (a two-sum), the quotient corrected by its exact residual (FMA),
+ * 1/d = (1 - q)/2: within 0.52 ulp (numpy's own: 1.14). |x| clamped to 20 (an integer min:
+ * inf and NaN too, no flag), beyond which tanh rounds to 1. */
+static inline sm_vd sm_tanh_d512(sm_vd x) {
+    sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
+    sm_vd a = (sm_vd)_mm512_min_epi64((__m512i)ia, (__m512i)sm_bcl(0x4034000000000000LL));
+    sm_vd eml;
+    sm_vd em = sm_expm1t_core(-2.0 * a, &eml, 1);
+    sm_vd d = 2.0 + em;
+    sm_vd dl = ((2.0 - d) + em) + eml;
+    sm_vd qt = em / d;
+    sm_vd rr = -sm_fmsd(qt, d, em);                                /* em - qt d, exact */
+    qt = qt + ((rr + eml) - qt * dl) * (0.5 - 0.5 * qt);
+    /* |tanh| = -qt, with x's sign */
+    sm_vd res = (sm_vd)(((sm_vl)qt & 0x7fffffffffffffffLL) | (ix & SM_SIGN64));
+    return (sm_vd)_mm512_mask_blend_pd(
+        _mm512_cmpgt_epi64_mask((__m512i)ia, (__m512i)sm_bcl(0x7ff0000000000000LL)),
+        (__m512d)res, (__m512d)x);
+}
+#endif
 static inline sm_vd sm_tanh_d(sm_vd x) {
+#if SM_F64_512
+    return sm_tanh_d512(x);
+#endif
     sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
     sm_vd a = (sm_vd)sm_seld(ia > 0x4034000000000000LL, sm_bcd(20.0), (sm_vd)ia);  /* NaN -> 20 */
 #if defined(__FMA__)
