@@ -516,9 +516,6 @@ def ggml_cy_section(raws, xh, k, timeit_fn, report, mv_kernel=None):
                check=False)
     with cp.cuda.ExternalStream(gcuda.stream_handle()):    # spin and events on its stream
         report("ggml_cy own stream", launch, check=False)
-    import os
-    if os.environ.get("GGML_CY_CUDA_NONBLOCKING") == "1":
-        return
     timer = EventTimer(torch, gcuda)
     import time
     t0 = time.perf_counter()

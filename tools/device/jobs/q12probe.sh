@@ -1,9 +1,6 @@
 # budget: 150
-# Issue 12: the Q4_0 x1 mat-vec probe, with ggml_cy's own mul_mat timed two ways, then again
-# with ggml_cy's stream created non-blocking.
+# Issue 12: the Q4_0 x1 mat-vec probe, with ggml_cy's own mul_mat timed two ways.
 out=$1
 export PYTHONPATH=.:${PYTHONPATH:-}
 nvidia-smi --query-gpu=name --format=csv,noheader
 timeout 60 python3 tools/device/q4mv_probe.py 2>&1 | tee "$out/probe.txt" | grep -v trace
-echo "--- GGML_CY_CUDA_NONBLOCKING=1"
-GGML_CY_CUDA_NONBLOCKING=1 timeout 60 python3 tools/device/q4mv_probe.py 2>&1 | tee "$out/probe_nb.txt" | grep ggml_cy
