@@ -1,5 +1,5 @@
 # budget: 400
-# Issue 12 on the GPU, third round: the 2-D Q4_0 x1 mat-vec kernel on plain arguments; the
+# Issue 12 on the GPU (2026-11-26 pm): the 2-D Q4_0 x1 mat-vec kernel on plain arguments; the
 # quantized and model GPU tests, the whole GPU bench (JSON to commit), the probe.
 out=$1
 export PYTHONPATH=.:${PYTHONPATH:-}
