@@ -140,8 +140,8 @@ template <bool TRY = false> __device__ __forceinline__ uint2 nibs8(const uint8_t
 #define QT_BEGIN(T, S, QKV, OK) template <> struct qtype<T> { using block_t = S; \
     static constexpr int TYPE = T; static constexpr int QK = QKV; static constexpr int BYTES = (int)sizeof(S); \
     static constexpr bool AL8 = BYTES % 8 == 0;    /* see ld8a2 */ \
-    static __device__ __forceinline__ bool finite_scales(const uint8_t * b) { \
-        const S * x = (const S *)b; (void)x; return OK; } \
+    static __device__ __forceinline__ bool scales_ok(const S * x) { return OK; } \
+    static __device__ __forceinline__ bool finite_scales(const uint8_t * b) { return scales_ok((const S *)b); } \
     template <bool X = true> static __device__ __forceinline__ void deq8(const uint8_t * b, int c, float * v) { \
         if (!X) body<QP, false>(b, c, v); \
         else if (finite_scales(b)) body<QR, AL8>(b, c, v); \
@@ -306,7 +306,7 @@ QT_BEGIN(GGML_TYPE_TQ2_0, block_tq2_0, 256, fin16(x->d))
     for (int j = 0; j < 8; j++) v[j] = qmul<E>(d, (float)((int)((byte_of(q, j) >> sh) & 3) - 1));
 QT_END
 
-QT_BEGIN(GGML_TYPE_MXFP4, block_mxfp4, 32, true)
+QT_BEGIN(GGML_TYPE_MXFP4, block_mxfp4, 32, true)   // the E8M0 scale is always finite
     // E8M0 halved (ggml_e8m0_to_fp32_half): exponents 0 and 1 give subnormals
     const uint32_t e = x->e;
     const float d = __uint_as_float(e < 2 ? (0x00200000u << e) : ((e - 1) << 23));
@@ -323,7 +323,7 @@ __device__ __forceinline__ float ue4m3_half(int x) {
     return ldexpf(1.0f + (float)m * 0.125f, e - 8);            // (1 + m/8) * 2^(e-7) * 0.5
 }
 
-QT_BEGIN(GGML_TYPE_NVFP4, block_nvfp4, 64, true)
+QT_BEGIN(GGML_TYPE_NVFP4, block_nvfp4, 64, true)   // so are the UE4M3 scales
     const int i0 = 8 * c, s = i0 >> 4;
     const float d = ue4m3_half(x->d[s]);
     const uint8_t * q = x->qs + s * 8;
