@@ -298,17 +298,27 @@ static inline sm_vf sm_log2f_core(sm_vf x, sm_vi kadd) {
     return vlo + w;
 }
 
-static inline sm_vf sm_log2f(sm_vf x) {
+/* the lanes that are not positive normal numbers: x <= 0, subnormal, inf, NaN */
+static inline int sm_log_any_special(sm_vi ix) {
+#if SM_VB == 64
+    return _mm512_cmpgt_epu32_mask(_mm512_sub_epi32((__m512i)ix, _mm512_set1_epi32(0x00800000)),
+                                   _mm512_set1_epi32(0x7f800000 - 0x00800000 - 1)) != 0;
+#else
+    return sm_any(SM_UGT(ix - 0x00800000, 0x7f800000 - 0x00800000 - 1));
+#endif
+}
+
+/* log2 of a vector with special lanes: subnormals scaled by 2^23 first (unless the core
+ * takes them as they are: scale_sub 0), the others put back with numpy's results and flags */
+static inline sm_vf sm_log2f_spec(sm_vf x, sm_vf (*core)(sm_vf, sm_vi), int scale_sub) {
     sm_vi ix = (sm_vi)x;
-    if (!sm_any(SM_UGT(ix - 0x00800000, 0x7f800000 - 0x00800000 - 1)))
-        return sm_log2f_core(x, sm_bci(0));
     sm_vi ia = ix & 0x7fffffff;
     sm_vi zero = ia == 0, nan = ia > 0x7f800000, pinf = ix == 0x7f800000;
     sm_vi neg = (ix < 0) & ~zero & ~nan;
-    sm_vi sub = (ix > 0) & (ix < 0x00800000);
+    sm_vi sub = (ix > 0) & (ix < 0x00800000) & sm_bci(scale_sub ? -1 : 0);
     sm_vf xs = sm_self(sub, sm_self(sub, x, sm_bcf(0.0f)) * 0x1p23f, x);
     xs = sm_self(zero | nan | pinf | neg, sm_bcf(1.0f), xs);
-    sm_vf r = sm_log2f_core(xs, sm_seli(sub, sm_bci(-23), sm_bci(0)));
+    sm_vf r = core(xs, sm_seli(sub, sm_bci(-23), sm_bci(0)));
     if (sm_any(zero)) {
         sm_vf dz = -1.0f / sm_self(zero, sm_bcf(0.0f), sm_bcf(1.0f));
         r = sm_self(zero, dz, r);
@@ -320,6 +330,26 @@ static inline sm_vf sm_log2f(sm_vf x) {
     r = sm_self(pinf, x, r);
     return sm_self(nan, x, r);
 }
+
+#if defined(__FMA__) && (SM_NF == 8 || SM_NF == 16)
+/* simd_math_log32.h's table form; its special vectors out of line (it writes every
+ * multiply-add as an FMA, so the normal lanes there get the same bits as in the loop) */
+static inline sm_vf sm_log2f_tab(sm_vf x, sm_vi kadd);
+__attribute__((noinline, cold)) static sm_vf sm_log2f_slow(sm_vf x) {
+    return sm_log2f_spec(x, sm_log2f_tab, SM_VB != 64);    /* AVX-512: getexp/getmant */
+}
+static inline sm_vf sm_log2f(sm_vf x) {
+    if (__builtin_expect(sm_log_any_special((sm_vi)x), 0))
+        return sm_log2f_slow(x);
+    return sm_log2f_tab(x, sm_bci(0));
+}
+#else
+static inline sm_vf sm_log2f(sm_vf x) {
+    if (!sm_log_any_special((sm_vi)x))
+        return sm_log2f_core(x, sm_bci(0));
+    return sm_log2f_spec(x, sm_log2f_core, 1);
+}
+#endif
 
 /* ------------------------------------------------------------------ activations (f32) */
 /* Computed in double lanes and rounded once (float inputs are exact in double, so the

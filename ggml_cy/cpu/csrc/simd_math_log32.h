@@ -1,0 +1,117 @@
+/* float32 log2 and log1p in float lanes from a 32-piece table (issue 14 item 2), avx2 and
+ * avx512 (FMA); included by simd_math.h after simd_math_erf.h (sm_lut32). The x86-64-v2
+ * baseline keeps simd_math_more.h's division forms (sm_log2f_core, sm_log1pf_kern).
+ *
+ * x = 2^k z with z in [0.75, 1.5): the bits of x minus those of 0.75 give k (the exponent
+ * field) and the piece j (the next 5 bits: 1/64 wide below 1, 1/32 above). Each piece has
+ * invc = J/32 (tools/fit_log32.py) with |z invc - 1| below 2^-5 (z < 1) or 2^-4 (z >= 1)
+ * over the piece, so r = z invc - 1 (a multiple of 2^-29 or 2^-28) is exact in one FMA
+ * (|r| <= 0.0333). log z = -log(invc) + log(1 + r), the table's -log(invc) in two floats
+ * (lh a multiple of 2^-16: k + lh, or k ln2hi + lh for the natural log, is exact). The
+ * pieces around 1 have invc = 1 and lh = 0, so near 1 the result is log(1 + r) alone,
+ * relative. log(1 + r) = r + r^2 q(r) (natural) and r/ln2 + r^2 q2(r) (log2), q and q2 of
+ * degree 3 (relative error 2^-30 over |r| <= 0.0333 with the coefficients rounded).
+ * The sum: hi = k + lh (exact), the leading term a (log2: r ivl2hi rounded, its error by
+ * one FMA), s = hi + a with its error exact (|hi| >= |a| whenever hi != 0: Fast2Sum), and
+ * y = s + (error + the small terms): one rounding on y's scale. No division (the forms
+ * they replace divide by 2 + f: 0.6x numpy's float32 log2 on AVX-512). */
+#ifndef GGML_CY_SIMD_MATH_LOG32_H
+#define GGML_CY_SIMD_MATH_LOG32_H
+
+#if defined(__FMA__) && (SM_NF == 8 || SM_NF == 16)
+#define SM_LOG32 1
+
+/* a*b + c with one rounding (r must be exact: written out, not left to contraction) */
+static inline sm_vf sm_fmaf(sm_vf a, sm_vf b, sm_vf c) {
+#if SM_VB == 64
+    return (sm_vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#else
+    return (sm_vf)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#endif
+}
+
+/* tools/fit_log32.py: -log2(invc) and -log(invc) as lh + ll, invc = J/32 */
+static const float sm_l2_t_lh[32] = {
+    0.0f, 0x1.774p-5f, 0x1.7d6p-4f, 0x1.22d8p-3f, 0x1.8a88p-3f, 0x1.f6p-3f,
+    0x1.f6p-3f, 0x1.32cp-2f, 0x1.6cbp-2f, 0x1.6cbp-2f, 0x1.a9p-2f, 0x1.a9p-2f,
+    0x1.e7ep-2f, 0x1.e7ep-2f, 0x1.14c6p-1f, 0x1.14c6p-1f, 0x1.3722p-1f, 0x1.48eep-1f,
+    0x1.48eep-1f, 0x1.5b2cp-1f, 0x1.6dep-1f, 0x1.811p-1f, 0x1.811p-1f, 0x1.94c2p-1f,
+    0x1.a9p-1f, 0x1.a9p-1f, 0x1.bdcep-1f, 0x1.d338p-1f, 0x1.d338p-1f, 0x1.e946p-1f,
+    0x1.e946p-1f, 0x1p+0f};
+static const float sm_l2_t_ll[32] = {
+    0.0f, -0x1.acd89ap-19f, 0x1.25b3eep-22f, 0x1.6e155ap-18f, 0x1.80abfcp-19f, -0x1.3ab7cep-18f,
+    -0x1.3ab7cep-18f, -0x1.1c8f12p-22f, 0x1.ed0cbap-19f, 0x1.ed0cbap-19f, -0x1.a39fbep-20f, -0x1.a39fbep-20f,
+    -0x1.40358ep-19f, -0x1.40358ep-19f, -0x1.3e032ep-18f, -0x1.3e032ep-18f, 0x1.5db83ap-20f, 0x1.e3263p-18f,
+    0x1.e3263p-18f, 0x1.ed0cbap-20f, -0x1.eac382p-20f, -0x1.6b9026p-19f, -0x1.6b9026p-19f, 0x1.0e9258p-18f,
+    -0x1.a39fbep-19f, -0x1.a39fbep-19f, 0x1.3b992cp-18f, 0x1.20a6dep-21f, 0x1.20a6dep-21f, -0x1.a6eb1ep-18f,
+    -0x1.a6eb1ep-18f, 0.0f};
+static const float sm_log32_t_invc[32] = {
+    0x1p+0f, 0x1.fp-1f, 0x1.ep-1f, 0x1.dp-1f, 0x1.cp-1f, 0x1.bp-1f,
+    0x1.bp-1f, 0x1.ap-1f, 0x1.9p-1f, 0x1.9p-1f, 0x1.8p-1f, 0x1.8p-1f,
+    0x1.7p-1f, 0x1.7p-1f, 0x1.6p-1f, 0x1.6p-1f, 0x1.5p+0f, 0x1.48p+0f,
+    0x1.48p+0f, 0x1.4p+0f, 0x1.38p+0f, 0x1.3p+0f, 0x1.3p+0f, 0x1.28p+0f,
+    0x1.2p+0f, 0x1.2p+0f, 0x1.18p+0f, 0x1.1p+0f, 0x1.1p+0f, 0x1.08p+0f,
+    0x1.08p+0f, 0x1p+0f};
+static const float sm_ln_t_lh[32] = {
+    0.0f, 0x1.042p-5f, 0x1.086p-4f, 0x1.933p-4f, 0x1.1178p-3f, 0x1.5bf8p-3f,
+    0x1.5bf8p-3f, 0x1.a94p-3f, 0x1.f99p-3f, 0x1.f99p-3f, 0x1.2698p-2f, 0x1.2698p-2f,
+    0x1.522cp-2f, 0x1.522cp-2f, 0x1.7fbp-2f, 0x1.7fbp-2f, 0x1.74c6p-1f, 0x1.811cp-1f,
+    0x1.811cp-1f, 0x1.8dcp-1f, 0x1.9ab6p-1f, 0x1.a804p-1f, 0x1.a804p-1f, 0x1.b5aap-1f,
+    0x1.c3b2p-1f, 0x1.c3b2p-1f, 0x1.d21ep-1f, 0x1.e0f6p-1f, 0x1.e0f6p-1f, 0x1.f03ep-1f,
+    0x1.f03ep-1f, 0x1p+0f};
+static const float sm_ln_t_ll[32] = {
+    0.0f, -0x1.44ec32p-18f, -0x1.9d2988p-18f, 0x1.797566p-18f, 0x1.d044fcp-20f, -0x1.fca55ep-18f,
+    -0x1.fca55ep-18f, -0x1.2c3752p-19f, 0x1.c6cb3cp-19f, 0x1.c6cb3cp-19f, -0x1.deecb2p-18f, -0x1.deecb2p-18f,
+    -0x1.1f8c76p-18f, -0x1.1f8c76p-18f, -0x1.7109fap-20f, -0x1.7109fap-20f, -0x1.cababap-18f, -0x1.86d5e4p-19f,
+    -0x1.86d5e4p-19f, 0x1.070cacp-20f, 0x1.2b185ep-18f, -0x1.83853cp-18f, -0x1.83853cp-18f, 0x1.683fp-18f,
+    -0x1.db8abcp-22f, -0x1.db8abcp-22f, 0x1.6ba8d4p-19f, -0x1.86008cp-20f, -0x1.86008cp-20f, 0x1.64f188p-18f,
+    0x1.64f188p-18f, 0.0f};
+/* log2(1 + r) = r/ln2 + r^2 q2(r), log(1 + r) = r + r^2 q(r) */
+#define SM_L2_Q0 -0x1.715472p-1f
+#define SM_L2_Q1 0x1.ec7094p-2f
+#define SM_L2_Q2 -0x1.71b6a2p-2f
+#define SM_L2_Q3 0x1.27d432p-2f
+#define SM_LN_Q0 -0x1.fffffap-2f
+#define SM_LN_Q1 0x1.55554ep-2f
+#define SM_LN_Q2 -0x1.004412p-2f
+#define SM_LN_Q3 0x1.9a1f7ap-3f
+
+
+/* the reduction of a positive x: z in [0.75, 1.5), e = floor(log2 x) as a float, j: the
+ * table index (bits of z >> 18: the piece, rotated by 16), x = 2^e z (z >= 1) or 2^(e+1) z
+ * (z < 1: the tables' hi carries the 1). AVX-512 has both in one instruction each, for
+ * subnormals too; AVX2 takes normal x (the caller scales subnormals, kadd = -23). */
+#if SM_VB == 64
+#define SM_LOG32_SPLIT(x, kadd, z, j, e)                                                  \
+    sm_vf z = (sm_vf)_mm512_getmant_ps((__m512)(x), _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_src); \
+    sm_vf e = (sm_vf)_mm512_getexp_ps((__m512)(x));                                       \
+    sm_vi j = (sm_vi)((sm_vu)z >> 18);                                                    \
+    (void)(kadd);
+#else
+#define SM_LOG32_SPLIT(x, kadd, z, j, e)                                                  \
+    sm_vi ix_ = (sm_vi)(x);                                                               \
+    sm_vf z = (sm_vf)(ix_ - ((ix_ - 0x3f400000) & (int32_t)0xff800000));                  \
+    sm_vf e = __builtin_convertvector(((ix_ >> 23) - 127) + (kadd), sm_vf);               \
+    sm_vi j = (sm_vi)((sm_vu)z >> 18);
+#endif
+
+/* log2 of a positive normal x (times 2^kadd). Every multiply-add is written as an FMA, so
+ * that no contraction is left to the compiler: the same bits at -O1 and -O3, inline or not */
+static inline sm_vf sm_log2f_tab(sm_vf x, sm_vi kadd) {
+    SM_LOG32_SPLIT(x, kadd, z, j, e)
+    sm_vf r = sm_fmaf(z, sm_lut32(sm_log32_t_invc, j), sm_bcf(-1.0f));       /* exact */
+    sm_vf p = sm_fmaf(sm_bcf(SM_L2_Q3), r, sm_bcf(SM_L2_Q2));
+    p = sm_fmaf(p, r, sm_bcf(SM_L2_Q1));
+    p = sm_fmaf(p, r, sm_bcf(SM_L2_Q0));
+    p = sm_fmaf(p, r, sm_bcf(0x1.4ae0cp-26f));              /* 1/ln2 - 0x1.715476p+0 */
+    sm_vf t = sm_fmaf(r, p, sm_lut32(sm_l2_t_ll, j));
+    sm_vf hi = e + sm_lut32(sm_l2_t_lh, j);                                   /* exact */
+    /* s = hi + r/ln2 rounded, se its error: hi - s is exact (hi = 0, or |hi| above the
+     * term), the FMA rounds the error once */
+    sm_vf s = sm_fmaf(r, sm_bcf(0x1.715476p+0f), hi);
+    sm_vf se = sm_fmaf(r, sm_bcf(0x1.715476p+0f), hi - s);
+    return s + (se + t);
+}
+
+#endif
+#endif
