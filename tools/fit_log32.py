@@ -95,9 +95,9 @@ def main():
         inv = inv[16:] + inv[:16]
         L = [-(mpmath.log(mpmath.mpf(J) / 32, 2) if base2 else mpmath.log(mpmath.mpf(J) / 32))
              for _, _, _, J, _ in ps]
-        # pieces below 1 (z = x 2^-(E+1) with E = floor(log2 x)): the table's hi carries the 1,
+        # pieces below 1 (z = x 2^-(E+1) with E = floor(log2 x)): the table carries the 1 (ln 2),
         # so that hi = E + lh for every piece; rotated by 16 (index: the bits of z >> 18)
-        L = [v + (1 if j < 16 else 0) for j, v in enumerate(L)]
+        L = [v + ((1 if base2 else mpmath.log(2)) if j < 16 else 0) for j, v in enumerate(L)]
         L = L[16:] + L[:16]
         hl = [split16(v) for v in L]
         fmt = lambda xs: ", ".join(hexf(v) for v in xs)

@@ -55,17 +55,17 @@ static const float sm_log32_t_invc[32] = {
 static const float sm_ln_t_lh[32] = {
     0.0f, 0x1.042p-5f, 0x1.086p-4f, 0x1.933p-4f, 0x1.1178p-3f, 0x1.5bf8p-3f,
     0x1.5bf8p-3f, 0x1.a94p-3f, 0x1.f99p-3f, 0x1.f99p-3f, 0x1.2698p-2f, 0x1.2698p-2f,
-    0x1.522cp-2f, 0x1.522cp-2f, 0x1.7fbp-2f, 0x1.7fbp-2f, 0x1.74c6p-1f, 0x1.811cp-1f,
-    0x1.811cp-1f, 0x1.8dcp-1f, 0x1.9ab6p-1f, 0x1.a804p-1f, 0x1.a804p-1f, 0x1.b5aap-1f,
-    0x1.c3b2p-1f, 0x1.c3b2p-1f, 0x1.d21ep-1f, 0x1.e0f6p-1f, 0x1.e0f6p-1f, 0x1.f03ep-1f,
-    0x1.f03ep-1f, 0x1p+0f};
+    0x1.522cp-2f, 0x1.522cp-2f, 0x1.7fbp-2f, 0x1.7fbp-2f, 0x1.af54p-2f, 0x1.c8p-2f,
+    0x1.c8p-2f, 0x1.e148p-2f, 0x1.fb34p-2f, 0x1.0ae8p-1f, 0x1.0ae8p-1f, 0x1.188ep-1f,
+    0x1.2696p-1f, 0x1.2696p-1f, 0x1.3502p-1f, 0x1.43dap-1f, 0x1.43dap-1f, 0x1.5322p-1f,
+    0x1.5322p-1f, 0x1.62e4p-1f};
 static const float sm_ln_t_ll[32] = {
     0.0f, -0x1.44ec32p-18f, -0x1.9d2988p-18f, 0x1.797566p-18f, 0x1.d044fcp-20f, -0x1.fca55ep-18f,
     -0x1.fca55ep-18f, -0x1.2c3752p-19f, 0x1.c6cb3cp-19f, 0x1.c6cb3cp-19f, -0x1.deecb2p-18f, -0x1.deecb2p-18f,
-    -0x1.1f8c76p-18f, -0x1.1f8c76p-18f, -0x1.7109fap-20f, -0x1.7109fap-20f, -0x1.cababap-18f, -0x1.86d5e4p-19f,
-    -0x1.86d5e4p-19f, 0x1.070cacp-20f, 0x1.2b185ep-18f, -0x1.83853cp-18f, -0x1.83853cp-18f, 0x1.683fp-18f,
-    -0x1.db8abcp-22f, -0x1.db8abcp-22f, 0x1.6ba8d4p-19f, -0x1.86008cp-20f, -0x1.86008cp-20f, 0x1.64f188p-18f,
-    0x1.64f188p-18f, 0.0f};
+    -0x1.1f8c76p-18f, -0x1.1f8c76p-18f, -0x1.7109fap-20f, -0x1.7109fap-20f, -0x1.6adb74p-18f, -0x1.8e2eaap-20f,
+    -0x1.8e2eaap-20f, 0x1.4344e4p-19f, 0x1.8af7a4p-18f, -0x1.23a5f6p-18f, -0x1.23a5f6p-18f, 0x1.c81e48p-18f,
+    0x1.089a6ep-20f, 0x1.089a6ep-20f, 0x1.15b3b2p-18f, -0x1.a0db88p-26f, -0x1.a0db88p-26f, 0x1.c4d0dp-18f,
+    0x1.c4d0dp-18f, 0x1.7f7d1cp-20f};
 /* log2(1 + r) = r/ln2 + r^2 q2(r), log(1 + r) = r + r^2 q(r) */
 #define SM_L2_Q0 -0x1.715472p-1f
 #define SM_L2_Q1 0x1.ec7094p-2f
@@ -111,6 +111,48 @@ static inline sm_vf sm_log2f_tab(sm_vf x, sm_vi kadd) {
     sm_vf s = sm_fmaf(r, sm_bcf(0x1.715476p+0f), hi);
     sm_vf se = sm_fmaf(r, sm_bcf(0x1.715476p+0f), hi - s);
     return s + (se + t);
+}
+
+/* log1p of x > -1 (not NaN): u = 1 + x rounded, c = x - (u - 1) its rounding error (exact
+ * for u < 2^24; beyond, c/u is below 2^-24 of a result above 16), log1p x = log(u) +
+ * log(1 + c/u), the second as c 2^-k invc (1 - r) (= c/u to a relative r^2: below 2^-34).
+ * |x| < 2^-6 (u in the pieces around 1, k = 0, table terms 0): r = x itself and no c, so
+ * that the result is relative there (r and c can be of the size of the result and of
+ * opposite signs: 0.88 ulp with the correction). +-0 and tiny x give x (the sign put back). */
+static inline sm_vf sm_log1pf_tab(sm_vf x) {
+    sm_vi ix = (sm_vi)x;
+    sm_vf u = 1.0f + x;
+    sm_vf c = x - (u - 1.0f);
+    SM_LOG32_SPLIT(u, sm_bci(0), z, j, e)
+    sm_vf invc = sm_lut32(sm_log32_t_invc, j);
+    sm_vf r = sm_fmaf(z, invc, sm_bcf(-1.0f));                               /* exact */
+#if SM_VB == 64
+    /* c 2^-k: c scaled by getexp(z) - getexp(u); 0 in the small lanes */
+    __mmask16 small = _mm512_cmplt_epu32_mask(_mm512_and_si512((__m512i)ix, _mm512_set1_epi32(0x7fffffff)),
+                                              _mm512_set1_epi32(0x3c800000));
+    sm_vf cs = (sm_vf)_mm512_maskz_scalef_ps((__mmask16)~small, (__m512)c,
+                                       _mm512_sub_ps(_mm512_getexp_ps((__m512)z), (__m512)e));
+    r = (sm_vf)_mm512_mask_blend_ps(small, (__m512)r, (__m512)x);
+#else
+    /* 2^-k from the exponent fields (0 for u >= 2^127, where c is 0) */
+    sm_vi small = (ix & 0x7fffffff) < 0x3c800000;
+    sm_vi sb = (sm_vi)z - (sm_vi)u + 0x3f800000;
+    sm_vf cs = c * (sm_vf)sm_seli(sb > 0, sb, sm_bci(0));
+    cs = sm_self(small, sm_bcf(0.0f), cs);
+    r = sm_self(small, x, r);
+#endif
+    sm_vf g = sm_fnmaf(invc, r, invc);                                 /* invc (1 - r) */
+    sm_vf p = sm_fmaf(sm_bcf(SM_LN_Q3), r, sm_bcf(SM_LN_Q2));
+    p = sm_fmaf(p, r, sm_bcf(SM_LN_Q1));
+    p = sm_fmaf(p, r, sm_bcf(SM_LN_Q0));
+    sm_vf w = sm_fmaf(e, sm_bcf(SM_LN2LO), sm_lut32(sm_ln_t_ll, j));
+    w = sm_fmaf(cs, g, w);
+    sm_vf t = sm_fmaf(r * r, p, w);
+    sm_vf hi = sm_fmaf(e, sm_bcf(SM_LN2HI), sm_lut32(sm_ln_t_lh, j));      /* exact */
+    sm_vf s = hi + r;
+    sm_vf se = (hi - s) + r;                                     /* exact (Fast2Sum) */
+    sm_vf y = s + (se + t);
+    return (sm_vf)((sm_vi)y | (ix & (int32_t)0x80000000));
 }
 
 #endif
