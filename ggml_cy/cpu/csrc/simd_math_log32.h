@@ -100,11 +100,13 @@ static const float sm_ln_t_ll[32] = {
 static inline sm_vf sm_log2f_tab(sm_vf x, sm_vi kadd) {
     SM_LOG32_SPLIT(x, kadd, z, j, e)
     sm_vf r = sm_fmaf(z, sm_lut32(sm_log32_t_invc, j), sm_bcf(-1.0f));       /* exact */
+    /* r/ln2 is taken as r * 0x1.715476p+0 (a relative 2^-26.5 short: 0.2 ulp of the worst
+     * case; with the rest, 2^-26 r in the tail, 0.53 ulp at one FMA more and a longer chain:
+     * 5% slower, measured) */
     sm_vf p = sm_fmaf(sm_bcf(SM_L2_Q3), r, sm_bcf(SM_L2_Q2));
     p = sm_fmaf(p, r, sm_bcf(SM_L2_Q1));
     p = sm_fmaf(p, r, sm_bcf(SM_L2_Q0));
-    p = sm_fmaf(p, r, sm_bcf(0x1.4ae0cp-26f));              /* 1/ln2 - 0x1.715476p+0 */
-    sm_vf t = sm_fmaf(r, p, sm_lut32(sm_l2_t_ll, j));
+    sm_vf t = sm_fmaf(r * r, p, sm_lut32(sm_l2_t_ll, j));
     sm_vf hi = e + sm_lut32(sm_l2_t_lh, j);                                   /* exact */
     /* s = hi + r/ln2 rounded, se its error: hi - s is exact (hi = 0, or |hi| above the
      * term), the FMA rounds the error once */
