@@ -25,20 +25,23 @@ RMAX = 2.0 ** -5
 
 
 def pieces():
+    """16 pieces of [1, 2), 1/16 wide; invc = J/32 with |z invc - 1| < 2^-4 over the piece
+    (r is then a multiple of 2^-28 below 2^-4: exact); the pieces at 1 and 2 take invc = 1
+    and 1/2 (log z - log(1/invc) relative there), the others the J of least max |r|."""
     out = []
-    for j in range(32):
-        lo = Fraction(3, 4) + Fraction(j, 64) if j < 16 else 1 + Fraction(j - 16, 32)
-        ulp = Fraction(1, 1 << 24) if j < 16 else Fraction(1, 1 << 23)
-        hi = (lo + Fraction(1, 64) if j < 16 else lo + Fraction(1, 32)) - ulp
+    for j in range(16):
+        lo = 1 + Fraction(j, 16)
+        hi = lo + Fraction(1, 16) - Fraction(1, 1 << 23)
+        cands = [32] if j == 0 else [16] if j == 15 else range(14, 40)
         best = None
-        for J in range(16, 50):
+        for J in cands:
             ic = Fraction(J, 32)
             m = max(abs(lo * ic - 1), abs(hi * ic - 1))
-            lim = RMAX if j < 16 else 2 * RMAX     # z >= 1: z is a multiple of 2^-23
-            if m < lim and (best is None or m < best[0]):
+            if m < 2 * RMAX and (best is None or m < best[0]):
                 best = (m, J)
         assert best, j
-        out.append((j, lo, hi, best[1], float(best[0])))
+        rlo = min(lo * Fraction(best[1], 32) - 1, hi * Fraction(best[1], 32) - 1)
+        out.append((j, lo, hi, best[1], float(best[0]), float(rlo)))
     return out
 
 
@@ -53,14 +56,14 @@ def q_ref(r, base2):
     return s / math.log(2) if base2 else s
 
 
-def fit(base2, rmax, deg=3):
+def fit(base2, rlo, rhi, deg=3):
     n = 400
     t = np.cos(np.pi * (np.arange(n) + 0.5) / n)
-    r = t * rmax
+    r = rlo + (rhi - rlo) * (t + 1) / 2
     y = np.array([q_ref(v, base2) for v in r])
     w = np.ones(n)
     coef = None
-    for _ in range(30):
+    for _ in range(40):
         A = np.vander(r, deg + 1, increasing=True) * r[:, None] ** 2 * w[:, None]
         coef = np.linalg.lstsq(A, y * r * r * w, rcond=None)[0]
         e = np.abs(np.vander(r, deg + 1, increasing=True) @ coef - y) * r * r
@@ -86,27 +89,23 @@ def hexf(v):
 
 def main():
     ps = pieces()
-    rmax = max(m for *_, m in ps) * 1.01
+    rmax = max(m for _, _, _, _, m, _ in ps)
+    rmin = min(rl for *_, rl in ps)
     print("/* pieces: j, [lo, hi], J, max|r| */")
-    for j, lo, hi, J, m in ps:
-        print(f"/* {j:2d} [{float(lo):.6f}, {float(hi):.6f}] J={J} r<={m:.5f} */")
+    for j, lo, hi, J, m, rlo in ps:
+        print(f"/* {j:2d} [{float(lo):.6f}, {float(hi):.6f}] J={J} |r|<={m:.5f} */")
     for base2, name in ((True, "l2"), (False, "ln")):
-        inv = [float(Fraction(J, 32)) for _, _, _, J, _ in ps]
-        inv = inv[16:] + inv[:16]
+        inv = [float(Fraction(J, 32)) for _, _, _, J, _, _ in ps]
         L = [-(mpmath.log(mpmath.mpf(J) / 32, 2) if base2 else mpmath.log(mpmath.mpf(J) / 32))
-             for _, _, _, J, _ in ps]
-        # pieces below 1 (z = x 2^-(E+1) with E = floor(log2 x)): the table carries the 1 (ln 2),
-        # so that hi = E + lh for every piece; rotated by 16 (index: the bits of z >> 18)
-        L = [v + ((1 if base2 else mpmath.log(2)) if j < 16 else 0) for j, v in enumerate(L)]
-        L = L[16:] + L[:16]
+             for _, _, _, J, _, _ in ps]
         hl = [split16(v) for v in L]
         fmt = lambda xs: ", ".join(hexf(v) for v in xs)
-        print(f"static const float sm_{name}_t_lh[32] = {{{fmt([h for h, _ in hl])}}};")
-        print(f"static const float sm_{name}_t_ll[32] = {{{fmt([l for _, l in hl])}}};")
+        print(f"static const float sm_{name}_t_lh[16] = {{{fmt([h for h, _ in hl])}}};")
+        print(f"static const float sm_{name}_t_ll[16] = {{{fmt([l for _, l in hl])}}};")
         if base2:
-            print(f"static const float sm_log32_t_invc[32] = {{{fmt(inv)}}};")
+            print(f"static const float sm_log32_t_invc[16] = {{{fmt(inv)}}};")
         for deg in (2, 3):
-            c, err = fit(base2, rmax, deg)
+            c, err = fit(base2, rmin, rmax, deg)
             print(f"/* {name} q deg {deg}: {', '.join(hexf(v) for v in c)}  max |err|/|r| {err:.3e} = 2^{math.log2(err):.1f} */")
 
 

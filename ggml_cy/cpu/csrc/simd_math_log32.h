@@ -1,20 +1,22 @@
-/* float32 log2 and log1p in float lanes from a 32-piece table (issue 14 item 2), avx2 and
- * avx512 (FMA); included by simd_math.h after simd_math_erf.h (sm_lut32). The x86-64-v2
- * baseline keeps simd_math_more.h's division forms (sm_log2f_core, sm_log1pf_kern).
+/* float32 log2 and log1p in float lanes from a 16-piece table (issue 14 item 2), avx2 and
+ * avx512 (FMA); included by simd_math.h after simd_math_erf.h (sm_lut16: one vpermps on
+ * AVX-512, a 32-entry vpermt2ps table cost 10% more). The x86-64-v2 baseline keeps
+ * simd_math_more.h's division forms (sm_log2f_core, sm_log1pf_div).
  *
- * x = 2^k z with z in [0.75, 1.5): the bits of x minus those of 0.75 give k (the exponent
- * field) and the piece j (the next 5 bits: 1/64 wide below 1, 1/32 above). Each piece has
- * invc = J/32 (tools/fit_log32.py) with |z invc - 1| below 2^-5 (z < 1) or 2^-4 (z >= 1)
- * over the piece, so r = z invc - 1 (a multiple of 2^-29 or 2^-28) is exact in one FMA
- * (|r| <= 0.0333). log z = -log(invc) + log(1 + r), the table's -log(invc) in two floats
- * (lh a multiple of 2^-16: k + lh, or k ln2hi + lh for the natural log, is exact). The
- * pieces around 1 have invc = 1 and lh = 0, so near 1 the result is log(1 + r) alone,
- * relative. log(1 + r) = r + r^2 q(r) (natural) and r/ln2 + r^2 q2(r) (log2), q and q2 of
- * degree 3 (relative error 2^-30 over |r| <= 0.0333 with the coefficients rounded).
- * The sum: hi = k + lh (exact), the leading term a (log2: r ivl2hi rounded, its error by
- * one FMA), s = hi + a with its error exact (|hi| >= |a| whenever hi != 0: Fast2Sum), and
- * y = s + (error + the small terms): one rounding on y's scale. No division (the forms
- * they replace divide by 2 + f: 0.6x numpy's float32 log2 on AVX-512). */
+ * x = 2^e z with z in [1, 2) (AVX-512: vgetexpps / vgetmantps), the piece j = the top 4
+ * mantissa bits. Each piece has invc = J/32 (tools/fit_log32.py) with |z invc - 1| < 2^-4
+ * over the piece, so r = z invc - 1 (a multiple of 2^-28) is exact in one FMA; |r| <= 0.039,
+ * and below 0.0625 in the first piece, whose invc is 1 (and the last's 1/2: there e + lh is
+ * e + 1), so that around 1 the result is log(1 + r) alone, relative. log z = -log(invc) +
+ * log(1 + r), -log(invc) from the table as lh + ll (lh a multiple of 2^-16: e + lh, or
+ * e ln2hi + lh for the natural log, is exact). log(1 + r) = r + r^2 q(r) (natural) and
+ * r/ln2 + r^2 q2(r) (log2), q and q2 of degree 3 (relative error 2^-27 over [-0.039,
+ * 0.0625] with the coefficients rounded). The sum: hi = e + lh (exact), s = hi + r/ln2 (or
+ * hi + r) rounded, its error by one FMA (or Fast2Sum: |hi| >= the term whenever hi != 0),
+ * y = s + (error + the small terms): one rounding on y's scale. No division (the forms they
+ * replace divide by 2 + f: 0.6x numpy's float32 log2 on AVX-512). Measured over every
+ * float32 input: log2 within 0.752 ulp, log1p 0.633 (both avx2 and avx512, the same bits;
+ * numpy's own float32 loops here: 2.1 and 1.95). */
 #ifndef GGML_CY_SIMD_MATH_LOG32_H
 #define GGML_CY_SIMD_MATH_LOG32_H
 
@@ -30,84 +32,67 @@ static inline sm_vf sm_fmaf(sm_vf a, sm_vf b, sm_vf c) {
 #endif
 }
 
-/* tools/fit_log32.py: -log2(invc) and -log(invc) as lh + ll, invc = J/32 */
-static const float sm_l2_t_lh[32] = {
-    0.0f, 0x1.774p-5f, 0x1.7d6p-4f, 0x1.22d8p-3f, 0x1.8a88p-3f, 0x1.f6p-3f,
-    0x1.f6p-3f, 0x1.32cp-2f, 0x1.6cbp-2f, 0x1.6cbp-2f, 0x1.a9p-2f, 0x1.a9p-2f,
-    0x1.e7ep-2f, 0x1.e7ep-2f, 0x1.14c6p-1f, 0x1.14c6p-1f, 0x1.3722p-1f, 0x1.48eep-1f,
-    0x1.48eep-1f, 0x1.5b2cp-1f, 0x1.6dep-1f, 0x1.811p-1f, 0x1.811p-1f, 0x1.94c2p-1f,
-    0x1.a9p-1f, 0x1.a9p-1f, 0x1.bdcep-1f, 0x1.d338p-1f, 0x1.d338p-1f, 0x1.e946p-1f,
-    0x1.e946p-1f, 0x1p+0f};
-static const float sm_l2_t_ll[32] = {
-    0.0f, -0x1.acd89ap-19f, 0x1.25b3eep-22f, 0x1.6e155ap-18f, 0x1.80abfcp-19f, -0x1.3ab7cep-18f,
-    -0x1.3ab7cep-18f, -0x1.1c8f12p-22f, 0x1.ed0cbap-19f, 0x1.ed0cbap-19f, -0x1.a39fbep-20f, -0x1.a39fbep-20f,
-    -0x1.40358ep-19f, -0x1.40358ep-19f, -0x1.3e032ep-18f, -0x1.3e032ep-18f, 0x1.5db83ap-20f, 0x1.e3263p-18f,
-    0x1.e3263p-18f, 0x1.ed0cbap-20f, -0x1.eac382p-20f, -0x1.6b9026p-19f, -0x1.6b9026p-19f, 0x1.0e9258p-18f,
-    -0x1.a39fbep-19f, -0x1.a39fbep-19f, 0x1.3b992cp-18f, 0x1.20a6dep-21f, 0x1.20a6dep-21f, -0x1.a6eb1ep-18f,
-    -0x1.a6eb1ep-18f, 0.0f};
-static const float sm_log32_t_invc[32] = {
-    0x1p+0f, 0x1.fp-1f, 0x1.ep-1f, 0x1.dp-1f, 0x1.cp-1f, 0x1.bp-1f,
-    0x1.bp-1f, 0x1.ap-1f, 0x1.9p-1f, 0x1.9p-1f, 0x1.8p-1f, 0x1.8p-1f,
-    0x1.7p-1f, 0x1.7p-1f, 0x1.6p-1f, 0x1.6p-1f, 0x1.5p+0f, 0x1.48p+0f,
-    0x1.48p+0f, 0x1.4p+0f, 0x1.38p+0f, 0x1.3p+0f, 0x1.3p+0f, 0x1.28p+0f,
-    0x1.2p+0f, 0x1.2p+0f, 0x1.18p+0f, 0x1.1p+0f, 0x1.1p+0f, 0x1.08p+0f,
-    0x1.08p+0f, 0x1p+0f};
-static const float sm_ln_t_lh[32] = {
-    0.0f, 0x1.042p-5f, 0x1.086p-4f, 0x1.933p-4f, 0x1.1178p-3f, 0x1.5bf8p-3f,
-    0x1.5bf8p-3f, 0x1.a94p-3f, 0x1.f99p-3f, 0x1.f99p-3f, 0x1.2698p-2f, 0x1.2698p-2f,
-    0x1.522cp-2f, 0x1.522cp-2f, 0x1.7fbp-2f, 0x1.7fbp-2f, 0x1.af54p-2f, 0x1.c8p-2f,
-    0x1.c8p-2f, 0x1.e148p-2f, 0x1.fb34p-2f, 0x1.0ae8p-1f, 0x1.0ae8p-1f, 0x1.188ep-1f,
-    0x1.2696p-1f, 0x1.2696p-1f, 0x1.3502p-1f, 0x1.43dap-1f, 0x1.43dap-1f, 0x1.5322p-1f,
-    0x1.5322p-1f, 0x1.62e4p-1f};
-static const float sm_ln_t_ll[32] = {
-    0.0f, -0x1.44ec32p-18f, -0x1.9d2988p-18f, 0x1.797566p-18f, 0x1.d044fcp-20f, -0x1.fca55ep-18f,
-    -0x1.fca55ep-18f, -0x1.2c3752p-19f, 0x1.c6cb3cp-19f, 0x1.c6cb3cp-19f, -0x1.deecb2p-18f, -0x1.deecb2p-18f,
-    -0x1.1f8c76p-18f, -0x1.1f8c76p-18f, -0x1.7109fap-20f, -0x1.7109fap-20f, -0x1.6adb74p-18f, -0x1.8e2eaap-20f,
-    -0x1.8e2eaap-20f, 0x1.4344e4p-19f, 0x1.8af7a4p-18f, -0x1.23a5f6p-18f, -0x1.23a5f6p-18f, 0x1.c81e48p-18f,
-    0x1.089a6ep-20f, 0x1.089a6ep-20f, 0x1.15b3b2p-18f, -0x1.a0db88p-26f, -0x1.a0db88p-26f, 0x1.c4d0dp-18f,
-    0x1.c4d0dp-18f, 0x1.7f7d1cp-20f};
+/* tools/fit_log32.py: invc = J/32 and -log2(invc), -log(invc) as lh + ll, per piece */
+static const float sm_l2_t_lh[16] = {
+    0.0f, 0x1.22d8p-3f, 0x1.8a88p-3f, 0x1.32cp-2f, 0x1.6cbp-2f, 0x1.a9p-2f,
+    0x1.e7ep-2f, 0x1.14c6p-1f, 0x1.3722p-1f, 0x1.5b2cp-1f, 0x1.811p-1f, 0x1.811p-1f,
+    0x1.a9p-1f, 0x1.d338p-1f, 0x1.d338p-1f, 0x1p+0f};
+static const float sm_l2_t_ll[16] = {
+    0.0f, 0x1.6e155ap-18f, 0x1.80abfcp-19f, -0x1.1c8f12p-22f, 0x1.ed0cbap-19f, -0x1.a39fbep-20f,
+    -0x1.40358ep-19f, -0x1.3e032ep-18f, 0x1.5db83ap-20f, 0x1.ed0cbap-20f, -0x1.6b9026p-19f, -0x1.6b9026p-19f,
+    -0x1.a39fbep-19f, 0x1.20a6dep-21f, 0x1.20a6dep-21f, 0.0f};
+static const float sm_log32_t_invc[16] = {
+    0x1p+0f, 0x1.dp-1f, 0x1.cp-1f, 0x1.ap-1f, 0x1.9p-1f, 0x1.8p-1f,
+    0x1.7p-1f, 0x1.6p-1f, 0x1.5p-1f, 0x1.4p-1f, 0x1.3p-1f, 0x1.3p-1f,
+    0x1.2p-1f, 0x1.1p-1f, 0x1.1p-1f, 0x1p-1f};
+static const float sm_ln_t_lh[16] = {
+    0.0f, 0x1.933p-4f, 0x1.1178p-3f, 0x1.a94p-3f, 0x1.f99p-3f, 0x1.2698p-2f,
+    0x1.522cp-2f, 0x1.7fbp-2f, 0x1.af54p-2f, 0x1.e148p-2f, 0x1.0ae8p-1f, 0x1.0ae8p-1f,
+    0x1.2696p-1f, 0x1.43dap-1f, 0x1.43dap-1f, 0x1.62e4p-1f};
+static const float sm_ln_t_ll[16] = {
+    0.0f, 0x1.797566p-18f, 0x1.d044fcp-20f, -0x1.2c3752p-19f, 0x1.c6cb3cp-19f, -0x1.deecb2p-18f,
+    -0x1.1f8c76p-18f, -0x1.7109fap-20f, -0x1.6adb74p-18f, 0x1.4344e4p-19f, -0x1.23a5f6p-18f, -0x1.23a5f6p-18f,
+    0x1.089a6ep-20f, -0x1.a0db88p-26f, -0x1.a0db88p-26f, 0x1.7f7d1cp-20f};
 /* log2(1 + r) = r/ln2 + r^2 q2(r), log(1 + r) = r + r^2 q(r) */
 #define SM_L2_Q0 -0x1.715472p-1f
-#define SM_L2_Q1 0x1.ec7094p-2f
-#define SM_L2_Q2 -0x1.71b6a2p-2f
-#define SM_L2_Q3 0x1.27d432p-2f
-#define SM_LN_Q0 -0x1.fffffap-2f
-#define SM_LN_Q1 0x1.55554ep-2f
-#define SM_LN_Q2 -0x1.004412p-2f
-#define SM_LN_Q3 0x1.9a1f7ap-3f
+#define SM_L2_Q1 0x1.ec75fap-2f
+#define SM_L2_Q2 -0x1.71ab18p-2f
+#define SM_L2_Q3 0x1.189338p-2f
+#define SM_LN_Q0 -0x1.fffffcp-2f
+#define SM_LN_Q1 0x1.55592p-2f
+#define SM_LN_Q2 -0x1.00364ap-2f
+#define SM_LN_Q3 0x1.84540ap-3f
 
-
-/* the reduction of a positive x: z in [0.75, 1.5), e = floor(log2 x) as a float, j: the
- * table index (bits of z >> 18: the piece, rotated by 16), x = 2^e z (z >= 1) or 2^(e+1) z
- * (z < 1: the tables' hi carries the 1). AVX-512 has both in one instruction each, for
- * subnormals too; AVX2 takes normal x (the caller scales subnormals, kadd = -23). */
+/* the reduction of a positive x: x = 2^e z with z in [1, 2), j: the piece (the low 4 bits
+ * of bits(z) >> 19). AVX-512 has both in one instruction each, subnormals included; AVX2
+ * takes normal x (the caller scales subnormals, kadd = -23). */
 #if SM_VB == 64
 #define SM_LOG32_SPLIT(x, kadd, z, j, e)                                                  \
-    sm_vf z = (sm_vf)_mm512_getmant_ps((__m512)(x), _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_src); \
+    sm_vf z = (sm_vf)_mm512_getmant_ps((__m512)(x), _MM_MANT_NORM_1_2, _MM_MANT_SIGN_src);  \
     sm_vf e = (sm_vf)_mm512_getexp_ps((__m512)(x));                                       \
-    sm_vi j = (sm_vi)((sm_vu)z >> 18);                                                    \
+    sm_vi j = (sm_vi)((sm_vu)z >> 19);                                                    \
     (void)(kadd);
 #else
 #define SM_LOG32_SPLIT(x, kadd, z, j, e)                                                  \
     sm_vi ix_ = (sm_vi)(x);                                                               \
-    sm_vf z = (sm_vf)(ix_ - ((ix_ - 0x3f400000) & (int32_t)0xff800000));                  \
+    sm_vf z = (sm_vf)((ix_ & 0x007fffff) | 0x3f800000);                                   \
     sm_vf e = __builtin_convertvector(((ix_ >> 23) - 127) + (kadd), sm_vf);               \
-    sm_vi j = (sm_vi)((sm_vu)z >> 18);
+    sm_vi j = ix_ >> 19;
 #endif
 
 /* log2 of a positive normal x (times 2^kadd). Every multiply-add is written as an FMA, so
  * that no contraction is left to the compiler: the same bits at -O1 and -O3, inline or not */
 static inline sm_vf sm_log2f_tab(sm_vf x, sm_vi kadd) {
     SM_LOG32_SPLIT(x, kadd, z, j, e)
-    sm_vf r = sm_fmaf(z, sm_lut32(sm_log32_t_invc, j), sm_bcf(-1.0f));       /* exact */
+    sm_vf r = sm_fmaf(z, sm_lut16(sm_log32_t_invc, j), sm_bcf(-1.0f));       /* exact */
     /* r/ln2 is taken as r * 0x1.715476p+0 (a relative 2^-26.5 short: 0.2 ulp of the worst
      * case; with the rest, 2^-26 r in the tail, 0.53 ulp at one FMA more and a longer chain:
      * 5% slower, measured) */
     sm_vf p = sm_fmaf(sm_bcf(SM_L2_Q3), r, sm_bcf(SM_L2_Q2));
     p = sm_fmaf(p, r, sm_bcf(SM_L2_Q1));
     p = sm_fmaf(p, r, sm_bcf(SM_L2_Q0));
-    sm_vf t = sm_fmaf(r * r, p, sm_lut32(sm_l2_t_ll, j));
-    sm_vf hi = e + sm_lut32(sm_l2_t_lh, j);                                   /* exact */
+    sm_vf t = sm_fmaf(r * r, p, sm_lut16(sm_l2_t_ll, j));
+    sm_vf hi = e + sm_lut16(sm_l2_t_lh, j);                                   /* exact */
     /* s = hi + r/ln2 rounded, se its error: hi - s is exact (hi = 0, or |hi| above the
      * term), the FMA rounds the error once */
     sm_vf s = sm_fmaf(r, sm_bcf(0x1.715476p+0f), hi);
@@ -118,7 +103,7 @@ static inline sm_vf sm_log2f_tab(sm_vf x, sm_vi kadd) {
 /* log1p of x > -1 (not NaN): u = 1 + x rounded, c = x - (u - 1) its rounding error (exact
  * for u < 2^24; beyond, c/u is below 2^-24 of a result above 16), log1p x = log(u) +
  * log(1 + c/u), the second as c 2^-k invc (1 - r) (= c/u to a relative r^2: below 2^-34).
- * |x| < 2^-6 (u in the pieces around 1, k = 0, table terms 0): r = x itself and no c, so
+ * |x| < 2^-5 (u in the pieces at 1 and 2 (times 1/2), k = 0, table terms 0): r = x itself and no c, so
  * that the result is relative there (r and c can be of the size of the result and of
  * opposite signs: 0.88 ulp with the correction). +-0 and tiny x give x (the sign put back). */
 static inline sm_vf sm_log1pf_tab(sm_vf x) {
@@ -126,18 +111,18 @@ static inline sm_vf sm_log1pf_tab(sm_vf x) {
     sm_vf u = 1.0f + x;
     sm_vf c = x - (u - 1.0f);
     SM_LOG32_SPLIT(u, sm_bci(0), z, j, e)
-    sm_vf invc = sm_lut32(sm_log32_t_invc, j);
+    sm_vf invc = sm_lut16(sm_log32_t_invc, j);
     sm_vf r = sm_fmaf(z, invc, sm_bcf(-1.0f));                               /* exact */
 #if SM_VB == 64
     /* c 2^-k: c scaled by getexp(z) - getexp(u); 0 in the small lanes */
     __mmask16 small = _mm512_cmplt_epu32_mask(_mm512_and_si512((__m512i)ix, _mm512_set1_epi32(0x7fffffff)),
-                                              _mm512_set1_epi32(0x3c800000));
+                                              _mm512_set1_epi32(0x3d000000));
     sm_vf cs = (sm_vf)_mm512_maskz_scalef_ps((__mmask16)~small, (__m512)c,
                                        _mm512_sub_ps(_mm512_getexp_ps((__m512)z), (__m512)e));
     r = (sm_vf)_mm512_mask_blend_ps(small, (__m512)r, (__m512)x);
 #else
     /* 2^-k from the exponent fields (0 for u >= 2^127, where c is 0) */
-    sm_vi small = (ix & 0x7fffffff) < 0x3c800000;
+    sm_vi small = (ix & 0x7fffffff) < 0x3d000000;
     sm_vi sb = (sm_vi)z - (sm_vi)u + 0x3f800000;
     sm_vf cs = c * (sm_vf)sm_seli(sb > 0, sb, sm_bci(0));
     cs = sm_self(small, sm_bcf(0.0f), cs);
@@ -147,10 +132,10 @@ static inline sm_vf sm_log1pf_tab(sm_vf x) {
     sm_vf p = sm_fmaf(sm_bcf(SM_LN_Q3), r, sm_bcf(SM_LN_Q2));
     p = sm_fmaf(p, r, sm_bcf(SM_LN_Q1));
     p = sm_fmaf(p, r, sm_bcf(SM_LN_Q0));
-    sm_vf w = sm_fmaf(e, sm_bcf(SM_LN2LO), sm_lut32(sm_ln_t_ll, j));
+    sm_vf w = sm_fmaf(e, sm_bcf(SM_LN2LO), sm_lut16(sm_ln_t_ll, j));
     w = sm_fmaf(cs, g, w);
     sm_vf t = sm_fmaf(r * r, p, w);
-    sm_vf hi = sm_fmaf(e, sm_bcf(SM_LN2HI), sm_lut32(sm_ln_t_lh, j));      /* exact */
+    sm_vf hi = sm_fmaf(e, sm_bcf(SM_LN2HI), sm_lut16(sm_ln_t_lh, j));      /* exact */
     sm_vf s = hi + r;
     sm_vf se = (hi - s) + r;                                     /* exact (Fast2Sum) */
     sm_vf y = s + (se + t);
