@@ -268,7 +268,7 @@ static inline sm_vf sm_log1pf_div(sm_vf x) {
 }
 /* the lanes x <= -1, inf, NaN (u = 1 + x not a positive finite number) */
 static inline int sm_log1p_any_special(sm_vf x) {
-#if SM_VB == 64                   /* 1 + x <= 0, inf, NaN (never subnormal): one vfpclassps */
+#if SM_VB == 64 && defined(__AVX512DQ__)   /* 1 + x <= 0, inf, NaN (never subnormal) */
     return _mm512_fpclass_ps_mask(_mm512_add_ps((__m512)x, _mm512_set1_ps(1.0f)), 0xdf) != 0;
 #else
     return sm_log_any_special((sm_vi)(1.0f + x));
@@ -362,7 +362,7 @@ __attribute__((noinline, cold)) static sm_vf sm_log2f_slow(sm_vf x) {
     return sm_log2f_spec(x, sm_log2f_tab, SM_VB != 64);    /* AVX-512: getexp/getmant */
 }
 static inline sm_vf sm_log2f(sm_vf x) {
-#if SM_VB == 64                  /* x <= 0, inf, NaN (getmant/getexp take subnormals) */
+#if SM_VB == 64 && defined(__AVX512DQ__)   /* x <= 0, inf, NaN (getmant/getexp take subnormals) */
     if (__builtin_expect(_mm512_fpclass_ps_mask((__m512)x, 0xdf) != 0, 0))
 #else
     if (__builtin_expect(sm_log_any_special((sm_vi)x), 0))
