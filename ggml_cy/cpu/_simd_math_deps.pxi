@@ -18,3 +18,5 @@ cdef extern from "simd_math_tanh.h":
     pass
 cdef extern from "simd_math_f64_act.h":
     pass
+cdef extern from "simd_math_log32.h":
+    pass

@@ -318,6 +318,7 @@ static inline sm_vfh sm_siluf_h(sm_vfh x) { return sm_sigsilu_h(x, 1); }
 #include "simd_math_act32.h"
 #include "simd_math_sincos32.h"
 #include "simd_math_erf.h"
+#include "simd_math_log32.h"
 #include "simd_math_tanh.h"
 #include "simd_math_f64.h"
 #include "simd_math_f64_act.h"

@@ -242,40 +242,73 @@ static inline sm_vf sm_log1pf_kern(sm_vf f, sm_vf dk) {
     return dk * 0x1.62e3p-1f - ((hfsq - (s * (hfsq + R) + dk * 0x1.2fefa4p-17f)) - f);
 }
 
+/* the lanes that are not positive normal numbers: x <= 0, subnormal, inf, NaN */
+static inline int sm_log_any_special(sm_vi ix) {
+#if SM_VB == 64
+    return _mm512_cmpgt_epu32_mask(_mm512_sub_epi32((__m512i)ix, _mm512_set1_epi32(0x00800000)),
+                                   _mm512_set1_epi32(0x7f800000 - 0x00800000 - 1)) != 0;
+#else
+    return sm_any(SM_UGT(ix - 0x00800000, 0x7f800000 - 0x00800000 - 1));
+#endif
+}
+
 /* log1p: u = 1 + x rounded, c = the rounding error (exact), u = 2^k m, and
- * log(1 + x) = k ln2 + log(m + c 2^-k) */
-static inline sm_vf sm_log1pf(sm_vf x) {
+ * log(1 + x) = k ln2 + log(m + c 2^-k) (the x86-64-v2 baseline's form) */
+static inline sm_vf sm_log1pf_div(sm_vf x) {
     sm_vi ix = (sm_vi)x, ia = ix & 0x7fffffff;
-    /* special: x <= -1, inf, NaN */
-    sm_vi spec = (ia >= 0x7f800000) | ((ix < 0) & (ia >= 0x3f800000));
-    sm_vf xs = x;
-    int any_spec = sm_any(spec);
-    if (any_spec) xs = sm_self(spec, sm_bcf(0.0f), x);
-    sm_vf u = 1.0f + xs;
+    sm_vf u = 1.0f + x;
     sm_vi iu = (sm_vi)u;
     sm_vi k = (iu - 0x3f3504f3) >> 23;
     sm_vf f = (sm_vf)(iu - (sm_vi)((sm_vu)k << 23)) - 1.0f;
     sm_vi ks = sm_seli(k > 100, sm_bci(100), k);
-    sm_vf c = xs - (u - 1.0f);                      /* exact */
+    sm_vf c = x - (u - 1.0f);                       /* exact */
     f = f + c * sm_pow2i(-ks);
     sm_vf r = sm_log1pf_kern(f, __builtin_convertvector(k, sm_vf));
-    r = sm_self(ia < 0x33800000, x, r);                /* |x| < 2^-24: x (keeps -0) */
-    if (__builtin_expect(any_spec, 0)) {
-        sm_vi m1 = ix == (int32_t)0xbf800000, nan = ia > 0x7f800000;
-        sm_vi lt = spec & (ix < 0) & ~m1 & ~nan;          /* x < -1, -inf */
-        if (sm_any(m1)) {
-            sm_vf dz = -1.0f / sm_self(m1, sm_bcf(0.0f), sm_bcf(1.0f));   /* divide by zero */
-            r = sm_self(m1, dz, r);
-        }
-        if (sm_any(lt)) {
-            sm_vf q = sm_self(lt, sm_bcf(INFINITY), sm_bcf(0.0f));
-            r = sm_self(lt, q - q, r);                                   /* invalid */
-        }
-        r = sm_self(ix == 0x7f800000, x, r);
-        r = sm_self(nan, x, r);
-    }
-    return r;
+    return sm_self(ia < 0x33800000, x, r);             /* |x| < 2^-24: x (keeps -0) */
 }
+/* the lanes x <= -1, inf, NaN (u = 1 + x not a positive finite number) */
+static inline int sm_log1p_any_special(sm_vf x) {
+#if SM_VB == 64 && defined(__AVX512DQ__)   /* 1 + x <= 0, inf, NaN (never subnormal) */
+    return _mm512_fpclass_ps_mask(_mm512_add_ps((__m512)x, _mm512_set1_ps(1.0f)), 0xdf) != 0;
+#else
+    return sm_log_any_special((sm_vi)(1.0f + x));
+#endif
+}
+/* a vector with special lanes: the others from core on x with those lanes zeroed */
+static inline sm_vf sm_log1pf_spec(sm_vf x, sm_vf (*core)(sm_vf)) {
+    sm_vi ix = (sm_vi)x, ia = ix & 0x7fffffff;
+    sm_vi spec = (ia >= 0x7f800000) | ((ix < 0) & (ia >= 0x3f800000));
+    sm_vf r = core(sm_self(spec, sm_bcf(0.0f), x));
+    sm_vi m1 = ix == (int32_t)0xbf800000, nan = ia > 0x7f800000;
+    sm_vi lt = spec & (ix < 0) & ~m1 & ~nan;          /* x < -1, -inf */
+    if (sm_any(m1)) {
+        sm_vf dz = -1.0f / sm_self(m1, sm_bcf(0.0f), sm_bcf(1.0f));   /* divide by zero */
+        r = sm_self(m1, dz, r);
+    }
+    if (sm_any(lt)) {
+        sm_vf q = sm_self(lt, sm_bcf(INFINITY), sm_bcf(0.0f));
+        r = sm_self(lt, q - q, r);                                   /* invalid */
+    }
+    r = sm_self(ix == 0x7f800000, x, r);
+    return sm_self(nan, x, r);
+}
+#if defined(__FMA__) && (SM_NF == 8 || SM_NF == 16)      /* simd_math_log32.h: the table */
+static inline sm_vf sm_log1pf_tab(sm_vf x);
+__attribute__((noinline, cold)) static sm_vf sm_log1pf_slow(sm_vf x) {
+    return sm_log1pf_spec(x, sm_log1pf_tab);
+}
+static inline sm_vf sm_log1pf(sm_vf x) {
+    if (__builtin_expect(sm_log1p_any_special(x), 0))
+        return sm_log1pf_slow(x);
+    return sm_log1pf_tab(x);
+}
+#else
+static inline sm_vf sm_log1pf(sm_vf x) {
+    if (!sm_log1p_any_special(x))
+        return sm_log1pf_div(x);
+    return sm_log1pf_spec(x, sm_log1pf_div);
+}
+#endif
 
 /* log2 core on a positive normal x (times 2^kadd): k + log(m)/ln2 with log(m) = hi + lo,
  * hi with its last 12 bits cleared so hi * IVLN2HI (12 bits) is exact */
@@ -298,17 +331,17 @@ static inline sm_vf sm_log2f_core(sm_vf x, sm_vi kadd) {
     return vlo + w;
 }
 
-static inline sm_vf sm_log2f(sm_vf x) {
+/* log2 of a vector with special lanes: subnormals scaled by 2^23 first (unless the core
+ * takes them as they are: scale_sub 0), the others put back with numpy's results and flags */
+static inline sm_vf sm_log2f_spec(sm_vf x, sm_vf (*core)(sm_vf, sm_vi), int scale_sub) {
     sm_vi ix = (sm_vi)x;
-    if (!sm_any(SM_UGT(ix - 0x00800000, 0x7f800000 - 0x00800000 - 1)))
-        return sm_log2f_core(x, sm_bci(0));
     sm_vi ia = ix & 0x7fffffff;
     sm_vi zero = ia == 0, nan = ia > 0x7f800000, pinf = ix == 0x7f800000;
     sm_vi neg = (ix < 0) & ~zero & ~nan;
-    sm_vi sub = (ix > 0) & (ix < 0x00800000);
+    sm_vi sub = (ix > 0) & (ix < 0x00800000) & sm_bci(scale_sub ? -1 : 0);
     sm_vf xs = sm_self(sub, sm_self(sub, x, sm_bcf(0.0f)) * 0x1p23f, x);
     xs = sm_self(zero | nan | pinf | neg, sm_bcf(1.0f), xs);
-    sm_vf r = sm_log2f_core(xs, sm_seli(sub, sm_bci(-23), sm_bci(0)));
+    sm_vf r = core(xs, sm_seli(sub, sm_bci(-23), sm_bci(0)));
     if (sm_any(zero)) {
         sm_vf dz = -1.0f / sm_self(zero, sm_bcf(0.0f), sm_bcf(1.0f));
         r = sm_self(zero, dz, r);
@@ -320,6 +353,30 @@ static inline sm_vf sm_log2f(sm_vf x) {
     r = sm_self(pinf, x, r);
     return sm_self(nan, x, r);
 }
+
+#if defined(__FMA__) && (SM_NF == 8 || SM_NF == 16)
+/* simd_math_log32.h's table form; its special vectors out of line (it writes every
+ * multiply-add as an FMA, so the normal lanes there get the same bits as in the loop) */
+static inline sm_vf sm_log2f_tab(sm_vf x, sm_vi kadd);
+__attribute__((noinline, cold)) static sm_vf sm_log2f_slow(sm_vf x) {
+    return sm_log2f_spec(x, sm_log2f_tab, SM_VB != 64);    /* AVX-512: getexp/getmant */
+}
+static inline sm_vf sm_log2f(sm_vf x) {
+#if SM_VB == 64 && defined(__AVX512DQ__)   /* x <= 0, inf, NaN (getmant/getexp take subnormals) */
+    if (__builtin_expect(_mm512_fpclass_ps_mask((__m512)x, 0xdf) != 0, 0))
+#else
+    if (__builtin_expect(sm_log_any_special((sm_vi)x), 0))
+#endif
+        return sm_log2f_slow(x);
+    return sm_log2f_tab(x, sm_bci(0));
+}
+#else
+static inline sm_vf sm_log2f(sm_vf x) {
+    if (!sm_log_any_special((sm_vi)x))
+        return sm_log2f_core(x, sm_bci(0));
+    return sm_log2f_spec(x, sm_log2f_core, 1);
+}
+#endif
 
 /* ------------------------------------------------------------------ activations (f32) */
 /* Computed in double lanes and rounded once (float inputs are exact in double, so the
