@@ -14,6 +14,7 @@ import sys
 
 import mpmath as mp
 import numpy as np
+from _lawson import lawson
 
 mp.mp.prec = 200
 DEG = int(sys.argv[1]) if len(sys.argv) > 1 else 5
@@ -27,20 +28,7 @@ def fit(R, n=120, iters=40):
     xs = [R * mp.cos(mp.pi * (j + 0.5) / n) for j in range(n)]
     tgt = [(mp.expm1(x) - x) / x ** 2 for x in xs]
     wt = [x * x / abs(mp.expm1(x)) for x in xs]
-    lw = [mp.mpf(1)] * len(xs)
-    for _ in range(iters):
-        A = mp.matrix(len(xs), DEG + 1)
-        b = mp.matrix(len(xs), 1)
-        for j, x in enumerate(xs):
-            s = mp.sqrt(lw[j]) * wt[j]
-            for k in range(DEG + 1):
-                A[j, k] = s * x ** k
-            b[j] = s * tgt[j]
-        c, _ = mp.qr_solve(A, b)
-        err = [abs(sum(c[k] * x ** k for k in range(DEG + 1)) - t) * w
-               for x, t, w in zip(xs, tgt, wt)]
-        tot = sum(l * e for l, e in zip(lw, err))
-        lw = [l * e / tot for l, e in zip(lw, err)]
+    c = lawson(xs, tgt, wt, DEG, iters)
     cf = [float(c[k]) for k in range(DEG + 1)]
     worst = 0
     for j in range(2001):

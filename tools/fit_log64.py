@@ -17,6 +17,7 @@ header's SM_LOGT_C0..C8, lowest order first; a few seconds)
 """
 import mpmath as mp
 import numpy as np
+from _lawson import lawson
 
 mp.mp.prec = 200
 OFF = 0x3fe8800000000000
@@ -73,20 +74,7 @@ def fit(R, n=160, iters=40):
     xs = [x for x in xs if abs(x) > 1e-30]
     tgt = [(mp.log1p(x) - x) / x ** 2 for x in xs]
     wt = [x * x / abs(mp.log1p(x)) for x in xs]       # error relative to log1p(r)
-    lw = [mp.mpf(1)] * len(xs)
-    for _ in range(iters):
-        A = mp.matrix(len(xs), DEG + 1)
-        b = mp.matrix(len(xs), 1)
-        for j, x in enumerate(xs):
-            s = mp.sqrt(lw[j]) * wt[j]
-            for k in range(DEG + 1):
-                A[j, k] = s * x ** k
-            b[j] = s * tgt[j]
-        c, _ = mp.qr_solve(A, b)
-        err = [abs(sum(c[k] * x ** k for k in range(DEG + 1)) - t) * w
-               for x, t, w in zip(xs, tgt, wt)]
-        tot = sum(l * e for l, e in zip(lw, err))
-        lw = [l * e / tot for l, e in zip(lw, err)]
+    c = lawson(xs, tgt, wt, DEG, iters)
     cf = [float(c[k]) for k in range(DEG + 1)]
     cf[0] = -0.5
     # measured with the coefficients rounded, on a fine grid

@@ -4,12 +4,15 @@ rotating weight sets (the bench's method) and prints one line per kernel:
 
   * floors: an empty kernel of the same grid; the weight loads alone in the mat-vec's pattern
     (a lane's 9-word block pairs) and coalesced (16-byte lane-contiguous loads);
-  * the kernel in use (cuda/quant.cu k_mv_q4_0_q8, RW=4 rows per warp, 8 warps, NP=2), with
-    the weight loads' L2 prefetch hint (none / 128B / 256B), with 2 rows per warp and 16 warps;
+  * "cur": the kernel before the warp split (every warp loads weights and quantizes b), with
+    and without an L2 prefetch hint; "ws2"...: the warp-specialized form cuda/quant.cu's
+    k_mv_q4_0_q8 now has (8 weight warps, 2 or 4 b warps; C4: four dp4a chains per pair;
+    other rows per warp);
   * b quantized once by a separate kernel (the pair's time: the cost of every CTA doing it);
-  * a phase trace of the kernel in use: %globaltimer at a CTA's start, after its loads are
-    issued, after b is quantized (__syncthreads), and at its end, relative to the earliest
-    CTA start (medians over CTAs).
+  * ggml_cy's own mul_mat on the same weights (when importable), also timed by the bench's
+    EventTimer, and the ws2 kernel in blocking / non-blocking streams;
+  * phase traces (%globaltimer at a CTA's start, after its loads are issued, after b is ready
+    (__syncthreads), and at its end, relative to the earliest CTA start; L2 flushed first).
 
     python3 tools/device/q4mv_probe.py
 """
@@ -17,6 +20,8 @@ import sys
 
 import cupy as cp
 import numpy as np
+
+from q4mmv_proto import timeit   # the same back-to-back timer (behind a spinning kernel)
 
 M = K = 4096
 NB = K // 32
@@ -138,50 +143,6 @@ __device__ __forceinline__ void dots4(const u32 (*w)[NP][9], const int * qb, con
     }
 }
 
-// The same sums with the rows outermost: the lane's b (all NP pairs) is read from shared
-// memory first, then each row's pairs in the order their loads were issued (and arrive), so
-// that only the last row's sums wait for the end of the stream.
-template <int RW, int NP>
-__device__ __forceinline__ void dots_rmajor(const u32 (*w)[NP][9], const int * qb, const float * db, const int * sb,
-                                            int nb, float * acc) {
-    const int lane = threadIdx.x & 31;
-    constexpr u32 m4 = 0x0f0f0f0fu;
-    int4 bq[NP][4];
-    float d0[NP], d1[NP];
-    int s0[NP], s1[NP];
-#pragma unroll
-    for (int c = 0; c < NP; c++) {
-        const int pr = lane + 32 * c;
-        const int pc = 2 * pr < nb ? pr : 0;
-        const int4 * q = (const int4 *)(qb + pc * 16);
-        bq[c][0] = q[0]; bq[c][1] = q[1]; bq[c][2] = q[2]; bq[c][3] = q[3];
-        d0[c] = db[2 * pc]; d1[c] = db[2 * pc + 1]; s0[c] = sb[2 * pc]; s1[c] = sb[2 * pc + 1];
-    }
-#pragma unroll
-    for (int r = 0; r < RW; r++) {
-#pragma unroll
-        for (int c = 0; c < NP; c++) {
-            if (2 * (lane + 32 * c) >= nb) break;
-            const u32 * v = w[r][c];
-            const int4 b0 = bq[c][0], b1 = bq[c][1], b2 = bq[c][2], b3 = bq[c][3];
-            const u32 q0 = __funnelshift_r(v[0], v[1], 16), q1 = __funnelshift_r(v[1], v[2], 16);
-            const u32 q2 = __funnelshift_r(v[2], v[3], 16), q3 = __funnelshift_r(v[3], v[4], 16);
-            int si = __dp4a((int)(q0 & m4), b0.x, 0); si = __dp4a((int)(q1 & m4), b0.y, si);
-            si = __dp4a((int)(q2 & m4), b0.z, si); si = __dp4a((int)(q3 & m4), b0.w, si);
-            si = __dp4a((int)((q0 >> 4) & m4), b1.x, si); si = __dp4a((int)((q1 >> 4) & m4), b1.y, si);
-            si = __dp4a((int)((q2 >> 4) & m4), b1.z, si); si = __dp4a((int)((q3 >> 4) & m4), b1.w, si);
-            int sj = __dp4a((int)(v[5] & m4), b2.x, 0); sj = __dp4a((int)(v[6] & m4), b2.y, sj);
-            sj = __dp4a((int)(v[7] & m4), b2.z, sj); sj = __dp4a((int)(v[8] & m4), b2.w, sj);
-            sj = __dp4a((int)((v[5] >> 4) & m4), b3.x, sj); sj = __dp4a((int)((v[6] >> 4) & m4), b3.y, sj);
-            sj = __dp4a((int)((v[7] >> 4) & m4), b3.z, sj); sj = __dp4a((int)((v[8] >> 4) & m4), b3.w, sj);
-            const float da0 = __half2float(__ushort_as_half((unsigned short)(v[0] & 0xffffu)));
-            const float da1 = __half2float(__ushort_as_half((unsigned short)(v[4] >> 16)));
-            acc[r] = fmaf(da0 * d0[c], (float)(si - 8 * s0[c]), acc[r]);
-            acc[r] = fmaf(da1 * d1[c], (float)(sj - 8 * s1[c]), acc[r]);
-        }
-    }
-}
-
 // PRE: b was quantized by quant_b_kernel into global memory (qg, dg, sg), copied to shared
 template <int RW, int W, int NP, int HINT, bool TRACE, bool PRE, bool BF = false>
 __device__ __forceinline__ void mv(const unsigned char * __restrict__ a, long long astr, const float * __restrict__ b,
@@ -252,7 +213,7 @@ MV(trace_bfirst, 4, 8, 2, 0, true, false, true)
 
 // Warp-specialized: W warps load and multiply the weights, WS more warps quantize b (all
 // their b loads issued first, at the CTA's start, so b does not queue behind the weights).
-template <int RW, int W, int NP, int WS, bool TRACE, int RM = 0>
+template <int RW, int W, int NP, int WS, bool TRACE, bool C4 = false>   // C4: dots4
 __device__ __forceinline__ void mv_ws(const unsigned char * __restrict__ a, long long astr, const float * __restrict__ b,
         float * __restrict__ d, int M, int K, u64 * ts) {
     extern __shared__ int smem[];
@@ -314,8 +275,7 @@ __device__ __forceinline__ void mv_ws(const unsigned char * __restrict__ a, long
     float acc[RW];
 #pragma unroll
     for (int r = 0; r < RW; r++) acc[r] = 0.0f;
-    if (RM == 2) dots4<RW, NP>(w, qb, db, sb, nb, acc);
-    else if (RM) dots_rmajor<RW, NP>(w, qb, db, sb, nb, acc);
+    if (C4) dots4<RW, NP>(w, qb, db, sb, nb, acc);
     else dots<RW, NP>(w, qb, db, sb, nb, acc);
 #pragma unroll
     for (int r = 0; r < RW; r++) {
@@ -332,13 +292,13 @@ extern "C" __global__ void __launch_bounds__((W + WS) * 32) NAME(const unsigned 
     mv_ws<RW, W, NP, WS, TRACE, ##__VA_ARGS__>(a, astr, b, d, M, K, ts); }
 MVWS(ws2, 4, 8, 2, 2, false)
 MVWS(ws4, 4, 8, 2, 4, false)
-MVWS(ws2c4, 4, 8, 2, 2, false, 2)
-MVWS(ws4c4, 4, 8, 2, 4, false, 2)
-MVWS(ws2c4_rw2_w16, 2, 16, 2, 2, false, 2)
-MVWS(ws2c4_rw8_w4, 8, 4, 2, 2, false, 2)
+MVWS(ws2c4, 4, 8, 2, 2, false, true)
+MVWS(ws4c4, 4, 8, 2, 4, false, true)
+MVWS(ws2c4_rw2_w16, 2, 16, 2, 2, false, true)
+MVWS(ws2c4_rw8_w4, 8, 4, 2, 2, false, true)
 MVWS(ws2_rw8_w4, 8, 4, 2, 2, false)
 MVWS(trace_ws2, 4, 8, 2, 2, true)
-MVWS(trace_ws2c4, 4, 8, 2, 2, true, 2)
+MVWS(trace_ws2c4, 4, 8, 2, 2, true, true)
 
 extern "C" __global__ void __launch_bounds__(256) quant_b_kernel(const float * b, int K, int * qg, float * dg, int * sg) {
     // one CTA of 8 warps quantizes b into global memory
@@ -386,27 +346,6 @@ extern "C" __global__ void __launch_bounds__(256) floor_ldc(const unsigned char 
 }
 extern "C" __global__ void __launch_bounds__(256) empty(float * d) { if (d == nullptr) d[0] = 1.0f; }
 """
-
-SPIN = cp.RawKernel(r"""
-extern "C" __global__ void spin(long long cycles) {
-    const long long t0 = clock64();
-    while (clock64() - t0 < cycles) {}
-}""", "spin")
-
-
-def timeit(launch, n=200):
-    for _ in range(3):
-        launch(0)
-    cp.cuda.Device().synchronize()
-    SPIN((1,), (1,), (np.int64(int(2e9 * 30e-6 * n)),))   # the host queues every launch meanwhile
-    s, e = cp.cuda.Event(), cp.cuda.Event()
-    s.record()
-    for i in range(n):
-        launch(i)
-    e.record()
-    e.synchronize()
-    return cp.cuda.get_elapsed_time(s, e) * 1e3 / n
-
 
 def main():
     mod = cp.RawModule(code=SRC, options=("-std=c++17",))
