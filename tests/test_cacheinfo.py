@@ -144,6 +144,23 @@ def test_streaming_only_beyond_the_llc(llc):
     assert K._plan_info("ADD", np.empty_like(small), small, small)["nt"] is False
 
 
+def test_many_threads_stream_beyond_a_quarter_of_the_llc(llc):
+    # from 8 threads on, a working set beyond LLC/4 streams (the 16-core host's shared L3);
+    # the compute-bound SIMD math rows plan as one thread
+    n = 2_000_000                     # 24 MB per add, 16 MB per exp
+    a = np.ones(n, np.float32)
+    out = np.empty_like(a)
+    b = a[::-1].copy()
+    llc(64 << 20)
+    assert K._plan_info("ADD", out, a, b, n_threads=16)["nt"] is True
+    assert K._plan_info("ADD", out, a, b, n_threads=8)["nt"] is True
+    assert K._plan_info("ADD", out, a, b, n_threads=7)["nt"] is False
+    assert K._plan_info("ADD", out, a, b, n_threads=2)["nt"] is False
+    assert K._plan_info("EXP", out, a, n_threads=16)["nt"] is False
+    llc(128 << 20)
+    assert K._plan_info("ADD", out, a, b, n_threads=16)["nt"] is False
+
+
 def test_streamed_and_cached_results_agree(llc):
     import ggml_cy
     rng = np.random.default_rng(5)

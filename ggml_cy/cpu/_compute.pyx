@@ -906,7 +906,7 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                 g = <fuse_group *> malloc(sizeof(fuse_group))
                 if g == NULL:
                     raise MemoryError("graph plan")
-                n = fuse_build_group(nodes, n_nodes, i, pinned, last_consumer, g)
+                n = fuse_build_group(nodes, n_nodes, i, pinned, last_consumer, n_threads, g)
                 for k in range(i, i + n):  # a member needing a temporary breaks fusion
                     if needs_temp(nodes[k]):
                         n = 0

@@ -67,7 +67,7 @@ cdef bint fuse_op_fusable(int op) noexcept nogil
 # returns the number of nodes (>= 2), or 0 when no group starts here.
 cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
                           const unsigned char * pinned, const int * last_consumer,
-                          fuse_group * g) noexcept nogil
+                          int n_threads, fuse_group * g) noexcept nogil
 
 # Bytes of per-thread scratch the group needs (descriptors + intermediates).
 cdef size_t fuse_work_size(const fuse_group * g) noexcept nogil
