@@ -21,9 +21,10 @@ import ggml_cy
 # (sigmoid, silu, gelu, gelu_quick, softplus, sin, cos, erf, gelu_erf: float lanes, a few
 # roundings more than the double-lane forms they replaced (0.6 ulp at a half to a third of
 # the speed): the issue allows 4; numpy's own float32 sin/cos are within 1.4 ulp here;
-# log2 / log1p over every float32 input: 0.75 / 0.63 ulp at avx2 and avx512 (table forms,
-# csrc/simd_math_log32.h), 0.86 / 1.42 at the baseline (division forms); numpy's own
-# float32 log2 / log1p here: 2.1 / 1.95)
+# log2 / log1p over every float32 input: 0.88 / 0.63 ulp at avx2 and avx512 (table forms,
+# csrc/simd_math_exp32.h / simd_math_log32.h), 0.86 / 1.42 at the baseline (division forms);
+# numpy's own float32 log2 / log1p here: 2.1 / 1.95; exp / log at avx2 and avx512 (csrc/
+# simd_math_exp32.h): 0.90 / 0.79 over every float32 input)
 BUDGET = {"exp": 1.0, "log": 1.0, "sin": 1.5, "cos": 1.5, "tanh": 1.5, "sigmoid": 2.5,
           "silu": 3.5, "expm1": 1.5, "log1p": 1.5, "log2": 1.0, "erf": 0.8, "gelu": 3.5,
           "gelu_erf": 1.7, "gelu_quick": 3.5, "softplus": 2.5}
@@ -245,6 +246,41 @@ def test_log2_log1p_table_sweeps():
     with np.errstate(all="ignore"):
         gu = ggml_cy.log1p(u)
     assert (np.diff(gu) >= 0).all(), u[1:][np.diff(gu) < 0][:5]
+
+
+def test_exp_log_fast_path_edges_and_special_lanes():
+    """float32 exp / log / log2 at avx2/avx512 (csrc/simd_math_exp32.h): every float around
+    exp's fast-range edges (|x| <= 127 with vscalefps at AVX-512: overflow, subnormal and zero
+    results in the vector loop; 86.5 at AVX2) within the budget, and a normal lane gives the
+    same bits whether its vector also holds a special lane (inf, NaN, out of range, 0, a
+    negative: the out-of-line path) or not."""
+    def every(lo, hi, step=1):           # the float32 values in [lo, hi), 0 <= lo < hi
+        b = np.arange(int(np.float32(lo).view(np.uint32)), int(np.float32(hi).view(np.uint32)),
+                      step, dtype=np.int64)
+        return b.astype(np.uint32).view(np.float32)
+    x = np.concatenate([every(86.0, 90.0, 3), every(126.0, 129.0, 7), -every(86.0, 105.0, 3),
+                        -every(126.0, 129.0, 7), every(1e-8, 1e-6, 101), -every(1e-8, 1e-6, 101)])
+    with np.errstate(all="ignore"):
+        got = ggml_cy.exp(x)
+    err = _ulp_err(got, _ref("exp", x))
+    assert err.max() <= BUDGET["exp"], (x[np.argmax(err)], err.max())
+    rng = np.random.default_rng(5)
+    cases = {"exp": ((rng.standard_normal(4096) * 30).astype(np.float32),
+                     [np.inf, -np.inf, np.nan, 200.0, -200.0, 1e30, -1e30, 127.5]),
+             "log": (np.abs(rng.standard_normal(4096) * 30).astype(np.float32),
+                     [0.0, -1.0, np.inf, np.nan, 1e-40, -0.0, -np.inf, 1e-45]),
+             "log2": (np.abs(rng.standard_normal(4096) * 30).astype(np.float32),
+                      [0.0, -1.0, np.inf, np.nan, 1e-40, -0.0, -np.inf, 1e-45])}
+    for name, (xs, specials) in cases.items():
+        fn = _cy(name)
+        with np.errstate(all="ignore"):
+            base = fn(xs)
+            for k, v in enumerate(specials):
+                y = xs.copy()
+                y[k::37] = v                      # a special lane in most vectors
+                mask = np.ones(len(y), bool)
+                mask[k::37] = False
+                assert np.array_equal(fn(y)[mask], base[mask]), (name, v)
 
 
 # ---------------------------------------------------------------------------- float64

@@ -319,6 +319,7 @@ static inline sm_vfh sm_siluf_h(sm_vfh x) { return sm_sigsilu_h(x, 1); }
 #include "simd_math_sincos32.h"
 #include "simd_math_erf.h"
 #include "simd_math_log32.h"
+#include "simd_math_exp32.h"
 #include "simd_math_tanh.h"
 #include "simd_math_f64.h"
 #include "simd_math_f64_act.h"
@@ -369,8 +370,13 @@ static inline float sm_one_##name##_f32(float x) {                              
 }
 
 
+#if defined(SM_EXP32)            /* simd_math_exp32.h: avx2/avx512 */
+SM_ROW_F32(exp, sm_expf_v)
+SM_ROW_F32(log, sm_logf_v)
+#else
 SM_ROW_F32(exp, sm_expf)
 SM_ROW_F32(log, sm_logf)
+#endif
 #if defined(__FMA__) && (SM_NF == 8 || SM_NF == 16)    /* simd_math_tanh.h: table pieces */
 SM_ROW_F32(tanh, sm_tanhf_lut)
 #else
@@ -387,7 +393,11 @@ SM_ROW_F32H(cos, sm_cosf_h)
 #endif
 SM_ROW_F32(expm1, sm_expm1f)
 SM_ROW_F32(log1p, sm_log1pf)
+#if defined(SM_EXP32)
+SM_ROW_F32(log2, sm_log2f_v)
+#else
 SM_ROW_F32(log2, sm_log2f)
+#endif
 SM_ROW_F32(erf, sm_erff)                 /* simd_math_erf.h (double lanes at the baseline) */
 SM_ROW_F32(gelu_erf, sm_gelu_erff)
 #if defined(__FMA__)            /* simd_math_act32.h: float lanes */
