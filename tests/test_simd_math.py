@@ -434,7 +434,8 @@ def _edges64(name):
     intervals of z (bits 0x3fe8800000000000 + i 2^48) in binades across the range, log1p's
     clamp of 2^-k (1 + x near 2^1000..2^1024) and its cor term, expm1's table steps
     (multiples of ln2/32) and 2^n - 1's rounding (n near +-54), tanh near its clamp and
-    where it rounds to 1; the other levels' forms must pass them too."""
+    where it rounds to 1, exp's and erf's (simd_math_exp64.h) table and piece seams; the other
+    levels' forms must pass them too."""
     rng = np.random.default_rng(9)
     zb = np.array([0x3fe8800000000000 + i * (1 << 48) for i in range(17)], np.int64)
     logx = _around(np.outer(zb.view(np.float64), np.ldexp(1.0, np.arange(-1074, 1024, 53))), 4)
@@ -447,6 +448,16 @@ def _edges64(name):
                                      -0.5, 0.5, 2.0 ** -54, -2.0 ** -54, 2.0 ** -53, -2.0 ** -53], 16),
                             logx - 1, -1 + np.ldexp(1.0, np.arange(-53, 0))])
         return x[(x > -1) & np.isfinite(x)]
+    if name == "exp":
+        # simd_math_exp64.h: the table's seams (k = round(16 x / ln2)), the subnormal and
+        # overflow edges, the out-of-line lanes beyond |x| = 1000
+        return np.concatenate([_around(np.arange(-745.1, 709.7, np.log(2) / 16) + np.log(2) / 32, 1),
+                               _around([709.78, -708.39, -745.13, 1000.0, -1000.0, 1e-300], 8)])
+    if name == "erf":
+        # simd_math_exp64.h: the seams of its 16 pieces (floor(|x| / 0.375)), its clamp, piece 0
+        x = np.concatenate([_around(np.arange(1, 17) * 0.375, 8),
+                            _around([5.92, 5.93, 5.98, 5.99], 8), rng.uniform(0, 0.375, 2000)])
+        return np.concatenate([x, -x])
     e1 = np.concatenate([_around(np.arange(-40, 700, np.log(2) / 32), 1),
                          rng.uniform(-38, -36.5, 4000), rng.uniform(36.5, 38, 4000),
                          _around([-40.0, 700.0, np.log(2) / 2, -np.log(2) / 2], 8)])
@@ -457,7 +468,7 @@ def _edges64(name):
 
 
 @pytest.mark.skipif(not _LD_OK, reason="needs an 80-bit long double reference")
-@pytest.mark.parametrize("name", ["log", "log2", "log1p", "expm1", "tanh"])
+@pytest.mark.parametrize("name", ["log", "log2", "log1p", "expm1", "tanh", "exp", "erf"])
 def test_float64_reduction_edges(name):
     x = _edges64(name)
     with np.errstate(all="ignore"):

@@ -21,4 +21,5 @@ cdef extern from "simd_math_f64_act.h":
 cdef extern from "simd_math_log32.h":
     pass
 cdef extern from "simd_math_exp32.h":
+cdef extern from "simd_math_exp64.h":
     pass

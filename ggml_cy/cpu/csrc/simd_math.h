@@ -323,6 +323,7 @@ static inline sm_vfh sm_siluf_h(sm_vfh x) { return sm_sigsilu_h(x, 1); }
 #include "simd_math_tanh.h"
 #include "simd_math_f64.h"
 #include "simd_math_f64_act.h"
+#include "simd_math_exp64.h"
 
 /* ------------------------------------------------------------------ rows */
 /* Contiguous rows of any alignment (memcpy loads/stores); the tail is computed in a block

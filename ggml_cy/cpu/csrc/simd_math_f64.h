@@ -611,7 +611,9 @@ static inline void sm_row_##name##_f64(const double * a, double * d, int64_t n) 
 }                                                                                       \
 static inline double sm_one_##name##_f64(double x) { return fn(sm_bcd(x))[0]; }
 
+#if !SM_F64_512                  /* avx512: simd_math_exp64.h */
 SM_ROW_F64(exp, sm_exp_d)
+#endif
 SM_ROW_F64(expm1, sm_expm1_d)
 SM_ROW_F64(log, sm_log_d)
 SM_ROW_F64(log1p, sm_log1p_d)

@@ -484,7 +484,9 @@ static inline sm_vd sm_gelu_erf_d(sm_vd x) {
 SM_ROW_F64(gelu, sm_gelu_d)
 SM_ROW_F64(gelu_quick, sm_gelu_quick_d)
 SM_ROW_F64(softplus, sm_softplus_d)
+#if !SM_F64_512                  /* avx512: simd_math_exp64.h */
 SM_ROW_F64(erf, sm_erf_d)
+#endif
 SM_ROW_F64(gelu_erf, sm_gelu_erf_d)
 
 #endif
