@@ -21,5 +21,6 @@ cdef extern from "simd_math_f64_act.h":
 cdef extern from "simd_math_log32.h":
     pass
 cdef extern from "simd_math_exp32.h":
+    pass
 cdef extern from "simd_math_exp64.h":
     pass
