@@ -20,3 +20,5 @@ cdef extern from "simd_math_f64_act.h":
     pass
 cdef extern from "simd_math_log32.h":
     pass
+cdef extern from "simd_math_sincos64.h":
+    pass
