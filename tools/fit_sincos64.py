@@ -10,7 +10,8 @@ expression against sin / cos on |r| <= R (R a little above pi/4: the rounding of
 The coefficients are rounded to double one at a time, lowest order first, the higher ones
 refitted after each (so the fit absorbs the rounding of the leading ones).
 
-Usage: python tools/fit_sincos64.py [degree]      (prints the header block; a few seconds)
+Usage: python tools/fit_sincos64.py [degree]      (prints simd_math_sincos64.h's constants,
+                                                   byte for byte; ~10 seconds)
 """
 import sys
 
@@ -62,7 +63,8 @@ def main():
         cf, worst = fit(kind)
         print(f"/* {kind}: degree {DEG} in r^2, |r| <= {float(R):.9f}, relative error "
               f"{float(worst):.3g} (2^{float(mp.log(worst, 2)):.1f}) */")
-        print(f"#define SM_SC_{kind.upper()} {{" + ", ".join(c.hex() for c in cf) + "}")
+        for k, c in enumerate(cf):
+            print(f"#define SM_SC_{'S' if kind == 'sin' else 'K'}{k} {c.hex()}")
 
 
 if __name__ == "__main__":
