@@ -1,5 +1,6 @@
 """Reduction constants and polynomials of csrc/simd_math_sincos64.h (issue 14 item 2): the
-float64 sin / cos of the FMA levels (avx2, avx512), x = n pi/2 + r, |r| <= pi/4, sin r or cos r per lane.
+float64 sin / cos of the FMA levels (avx2, avx512), x = n pi/2 + r, |r| <= pi/4, sin r or
+cos r per lane.
 
 pi/2 = C1 + C2 + C3: C1 rounded to 53 bits (n C1 subtracted from x by one FMA, exact), C2
 to 33 bits (n C2 exact for n < 2^20, so that r1 - n C2 is split into r + its rounding error
