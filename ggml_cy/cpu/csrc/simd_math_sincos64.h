@@ -19,8 +19,8 @@
  * rest adds: measured 0.83 at most over 10^8 samples against long double, the sin lanes 0.72;
  * the old form 0.77, and 1.06 next to multiples of pi/2). Carrying cos r - 1's rounding
  * error too took 2 more operations for 0.72. Both are computed; the quadrant (n mod 4, t's
- * last bits) picks one and its sign. The FMAs are written out, and nothing else can be contracted, so avx2 and
- * avx512 give the same bits.
+ * last bits) picks one and its sign. The FMAs are written out and nothing else can be
+ * contracted, so avx2, avx512 (and an -O1 build) give the same bits.
  * Vectors with a lane of |x| >= 2^20, inf or NaN take an out-of-line path: those lanes from
  * sm_sincos_big_d (the C library, as before), the others from this code on a copy with those
  * lanes zeroed (nothing huge reaches the polynomials), so flags and specials are the old
@@ -117,8 +117,8 @@ static inline sm_vd sm_sincos_d2(sm_vd x, int cosine) {
     sm_vl big = (sm_vl)(((sm_vul)x << 1) >= 0x8260000000000000ULL);  /* |x| >= 2^20 */
 #if SM_VB == 64
     /* the mask straight from the compare (sm_anyl would test a vector made from it) */
-    if (__builtin_expect(_mm512_cmpge_epu64_mask(_mm512_slli_epi64((__m512i)x, 1),
-                                                 _mm512_set1_epi64((int64_t)0x8260000000000000ULL)) != 0, 0))
+    __m512i lim = _mm512_set1_epi64((int64_t)0x8260000000000000ULL);
+    if (__builtin_expect(_mm512_cmpge_epu64_mask(_mm512_slli_epi64((__m512i)x, 1), lim) != 0, 0))
 #else
     if (__builtin_expect(sm_anyl(big), 0))
 #endif
