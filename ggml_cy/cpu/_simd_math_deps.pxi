@@ -24,3 +24,5 @@ cdef extern from "simd_math_exp32.h":
     pass
 cdef extern from "simd_math_exp64.h":
     pass
+cdef extern from "simd_math_sincos64.h":
+    pass

@@ -8,8 +8,10 @@
  *          AVX-512: a 16-entry table of 2^(j/16), |r| <= ln2/32 (sm_expm1t_core);
  *   log    log1p/log2: the float32 code's split (s = f / (2 + f), R(s^2) to s^20);
  *          AVX-512: table-driven, no division (below, tools/fit_log64.py);
- *   sin/cos x = n pi + r with pi in 33 + 33 + 53 bits (r and its rounding error kept by a
- *          two-sum), sin r to r^21; |x| >= 2^20 (and inf, NaN) through the C library;
+ *   sin/cos x = n pi/2 + r with pi/2 in 33 + 33 + 53 bits (r and its rounding error kept
+ *          by a two-sum), sin r to r^17, cos r to r^18; |x| >= 2^20 (and inf, NaN) through
+ *          the C library; with FMA (avx2, avx512) the rows take simd_math_sincos64.h's
+ *          form (minimax polynomials, an FMA reduction: 0.6x the operations);
  *   tanh   em / (em + 2), em = expm1(2|x|); AVX-512: -em / (2 + em), em = expm1(-2|x|)
  *          from sm_expm1t_core (one form for every |x|, see sm_tanh_d512);
  *   sigmoid, silu  1 / (1 + e) with 1 + e's rounding error corrected, e = e^-|x|.
@@ -477,6 +479,7 @@ static inline sm_vd sm_sincos_d(sm_vd x, int cosine) {
 }
 static inline sm_vd sm_sin_d(sm_vd x) { return sm_sincos_d(x, 0); }
 static inline sm_vd sm_cos_d(sm_vd x) { return sm_sincos_d(x, 1); }
+#include "simd_math_sincos64.h"
 
 /* ------------------------------------------------------------------ tanh */
 #if SM_F64_512
@@ -618,8 +621,13 @@ SM_ROW_F64(expm1, sm_expm1_d)
 SM_ROW_F64(log, sm_log_d)
 SM_ROW_F64(log1p, sm_log1p_d)
 SM_ROW_F64(log2, sm_log2_d)
+#if SM_SC64
+SM_ROW_F64(sin, sm_sin_d2)
+SM_ROW_F64(cos, sm_cos_d2)
+#else
 SM_ROW_F64(sin, sm_sin_d)
 SM_ROW_F64(cos, sm_cos_d)
+#endif
 SM_ROW_F64(tanh, sm_tanh_d)
 SM_ROW_F64(sigmoid, sm_sigmoid_d)
 SM_ROW_F64(silu, sm_silu_d)
