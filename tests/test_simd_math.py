@@ -456,9 +456,12 @@ def _edges64(name):
         return np.concatenate([_around(np.arange(-745.1, 709.7, np.log(2) / 16) + np.log(2) / 32, 1),
                                _around([709.78, -708.39, -745.13, 1000.0, -1000.0, 1e-300], 8)])
     if name == "erf":
-        # simd_math_exp64.h: the seams of its 16 pieces (floor(|x| / 0.375)), its clamp, piece 0
-        x = np.concatenate([_around(np.arange(1, 17) * 0.375, 8),
-                            _around([5.92, 5.93, 5.98, 5.99], 8), rng.uniform(0, 0.375, 2000)])
+        # simd_math_exp64.h: the seams of its 16 pieces (round(|x| / 0.385)), its clamp 5.96,
+        # where erf rounds to 1 (5.9216), pieces 0 and 1 (where the result is below 1/4)
+        x = np.concatenate([_around((np.arange(16) + 0.5) * 0.385, 8),
+                            _around(np.arange(1, 17) * 0.375, 8),
+                            _around([5.92, 5.9215871957945073, 5.93, 5.96, 5.98, 5.99], 8),
+                            rng.uniform(0, 0.6, 4000), rng.uniform(0.19, 0.23, 2000)])
         return np.concatenate([x, -x])
     e1 = np.concatenate([_around(np.arange(-40, 700, np.log(2) / 32), 1),
                          rng.uniform(-38, -36.5, 4000), rng.uniform(36.5, 38, 4000),

@@ -1,28 +1,35 @@
 """Tables of csrc/simd_math_exp64.h's AVX-512 float64 erf (issue 14 item 2): a = |x| on 16
-pieces of width 0.375, piece i = floor(a / 0.375) (up to 6: erf rounds to 1 above 5.93), one
-polynomial of degree 13 per piece, no exp, no division.
+pieces, piece i = round(a / 0.385): piece 0 is [0, 0.1925), piece i >= 1 is [(i - 1/2) 0.385,
+(i + 1/2) 0.385), up to 5.9675 (erf rounds to 1 above 5.9216; the header clamps a to 5.96),
+one polynomial of degree 12 per piece, no exp, no division. (The half-width piece 0 is what lets
+degree 12 do what degree 13 did on 16 pieces of width 0.375 from 0.)
 
-Piece 0: erf a = a g(a), g of degree 12 fitted for relative error (a tiny: the result is
-relative); the header ends it as a (c1 - 1) + a, the + a exact in the last multiply-add (the
-table's last row: 1 for piece 0, 0 elsewhere), c1 - 1 stored (a double 8 times finer than
-c1's), so that its rounding and the last one of the polynomial count at 0.128 / 1.128.
-Piece i >= 1: w = a - c_i with c_i a double near the piece's centre chosen so that erf(c_i) lies within
-about 2^-12 ulp of the double c0 (a search over nearby doubles): the polynomial's value at
-w = 0 is erf(c_i) itself, not erf(c_i) rounded plus the rest's error; w = a - c_i is exact
-(Sterbenz: c_i / 2 <= a <= 2 c_i on the piece). erf(c_i + w) = c0 + w h(w), h of degree 12
-fitted for absolute error (Lawson-iterated least squares, mpmath) in two steps: the fit, then
-c1 rounded to double and the rest refitted around it. Above a = 5.2 no double lies that close
-to erf(c_i) (erf is too flat there to search): c0 is fitted with the rest.
+Piece 0: erf a = a g(a), g of degree 11 fitted for relative error (a tiny: the result is
+relative); the header ends it as a (c1 - 1) + a, the + a exact in the last multiply-add
+(there u = max(c0, w) = w), c1 - 1 stored (a double 8 times finer than c1's), so that its
+rounding and the last one of the polynomial count at 0.128 / 1.128.
+Piece i >= 1: w = a - c_i with c_i a double near the piece's centre chosen so that erf(c_i)
+lies within about 2^-11 ulp of the double c0 (a search over nearby doubles): the polynomial's
+value at w = 0 is erf(c_i) itself, not erf(c_i) rounded plus the rest's error; w = a - c_i is
+exact (Sterbenz: c_i / 2 <= a <= 2 c_i on the piece). Piece 1's c_1 is near 0.29, not its
+centre: |w| stays small where erf < 1/4 (ulp 2^-55), and c0 = erf(c_1) > |w| on the piece, which
+the header's u = max(c0, w) needs; its fit is weighted by 1 / erf too. erf(c_i + w) =
+c0 + w h(w), h of degree 11 fitted for absolute error (Lawson-iterated least squares, mpmath) in
+two steps: the fit, then c1 rounded to double and the rest refitted around it. Above a = 5.2 no
+double lies that close to erf(c_i) (erf is too flat there to search): c0 is fitted with the rest.
 
-Usage: python tools/fit_erf64.py    (prints the header block; a few minutes)
+Usage: python tools/fit_erf64.py    (prints the header block; some minutes, 2 processes)
 """
+from multiprocessing import Pool
+
 import mpmath as mp
 from _lawson import lawson
 
 mp.mp.prec = 160
-W = 0.375
+W = 0.385
 NP = 16
-DEG = 13
+DEG = 12
+C1 = round(0.29 * 2 ** 24) / 2 ** 24   # piece 1's c (see above)
 
 
 def dbl_dist(v):
@@ -34,7 +41,7 @@ def dbl_dist(v):
 
 def pick_centre(m):
     best = None
-    for k in range(-4000, 4001):
+    for k in range(-1500, 1501):
         c = m + k * 2.0 ** -24
         dd = dbl_dist(mp.erf(c))
         if best is None or dd < best[0]:
@@ -43,7 +50,7 @@ def pick_centre(m):
 
 
 def fit_piece(i, n=70):
-    lo, hi = i * W, (i + 1) * W
+    lo, hi = max(i - 0.5, 0) * W, (i + 0.5) * W
     eps = 2.0 ** -30
     if i == 0:
         c, c0 = 0.0, mp.mpf(0)
@@ -51,7 +58,7 @@ def fit_piece(i, n=70):
         a, b = mp.mpf(2) ** -40, mp.mpf(hi + eps)
         rel, free = True, False
     else:
-        c, dd = pick_centre((i + 0.5) * W)
+        c, dd = pick_centre(i * W if i > 1 else C1)
         c0 = mp.mpf(float(mp.erf(c)))
         free = dd > 2 ** -6         # erf near 1: no double this close, c0 fitted too
         F = lambda w, c=c, c0=c0: mp.erf(c + w) - c0         # noqa: E731
@@ -71,7 +78,8 @@ def fit_piece(i, n=70):
         m = len(fixed)
         tgt = [(f - sum(fixed[k] * x ** (k + 1) for k in range(m))) / x ** (m + 1)
                for x, f in zip(xs, fx)]
-        wt = [abs(x) ** (m + 1) / (abs(f) if rel else 1) for x, f in zip(xs, fx)]
+        wt = [abs(x) ** (m + 1) / (abs(f) if rel else 1) * (1 / mp.erf(c + x) if i == 1 else 1)
+              for x, f in zip(xs, fx)]
         cc = lawson(xs, tgt, wt, DEG - 1 - m, 30)
         if step == 0:       # piece 0 stores c1 - 1 (0.128: a finer double than c1's)
             fixed.append(mp.mpf(float(cc[0] - 1)) + 1 if i == 0 else mp.mpf(float(cc[0])))
@@ -97,17 +105,15 @@ def fit_piece(i, n=70):
 
 def main():
     rows = []
-    for i in range(NP):
-        c, coef, worst = fit_piece(i)
+    with Pool(2) as pool:
+        res = pool.map(fit_piece, range(NP))
+    for i, (c, coef, worst) in enumerate(res):
         rows.append((c, coef))
         print(f"/* piece {i}: c = {c!r}, error {float(worst):.3g} (units of 2^-53"
               f"{', relative' if i == 0 else ''}) */", flush=True)
-    print("/* tools/fit_erf64.py: erf on 16 pieces of width 0.375, degree 13 per piece */")
-    # piece 0 ends with a (c1 - 1) + a (S = 1 below: the final multiply-add adds w exactly,
-    # so K's rounding counts at 0.128 / 1.128 of its size); S = 0 elsewhere
-    print("static const double __attribute__((aligned(64))) sm_erf64_tab[16][16] = {")
-    tab = ([[r[0] for r in rows]] + [[r[1][k] for r in rows] for k in range(DEG + 1)]
-           + [[1.0] + [0.0] * (NP - 1)])
+    print("/* tools/fit_erf64.py: erf on 16 pieces of width 0.385 (piece 0: half), degree 12 */")
+    print(f"static const double __attribute__((aligned(64))) sm_erf64_tab[{DEG + 2}][16] = {{")
+    tab = [[r[0] for r in rows]] + [[r[1][k] for r in rows] for k in range(DEG + 1)]
     for k, line in enumerate(tab):
         s = ", ".join(v.hex() if v else "0.0" for v in line)
         print(f"    {{{s}}}" + ("," if k < len(tab) - 1 else ""))

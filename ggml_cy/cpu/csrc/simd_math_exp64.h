@@ -13,14 +13,19 @@
  *        gcc if-converted into the loop: 50 and 5). Vectors with a lane beyond |x| = 1000,
  *        inf or NaN: out of line. Measured (2M samples against expl): 0.64 ulp, 0.80 where
  *        the result is subnormal (rounded twice).
- *   erf  a = |x| on 16 pieces of width 0.375 (floor(a / 0.375), a clamped to 5.98, above which
- *        erf rounds to 1, by an integer min that takes inf and NaN too), one polynomial of
- *        degree 13 per piece in w = a - c_i (tools/fit_erf64.py: c_0 = 0 and a relative fit
- *        on piece 0; elsewhere c_i is chosen so that erf(c_i) is within a small fraction of an
- *        ulp of the double c0, and w is exact), its coefficients chosen per lane by vpermt2pd
- *        from 16-entry tables, NaN put back by vfixupimmpd. No exp, no division: 36 zmm uops
- *        a vector (the erfc-and-exp form: 90, 7 moves and a vdivpd). Measured (4M samples
- *        against erfl): 0.72 ulp (the other form: 1.40). */
+ *   erf  a = min(|x|, 5.96) (vrangepd; erf rounds to 1 above 5.9216) on 16 pieces, piece
+ *        i = round(a / 0.385): piece 0 is [0, 0.1925), piece i >= 1 [(i - 1/2) 0.385,
+ *        (i + 1/2) 0.385); one polynomial of degree 12 per piece in w = a - c_i
+ *        (tools/fit_erf64.py: c_0 = 0 and a relative fit on piece 0; elsewhere c_i is chosen so
+ *        that erf(c_i) is within a small fraction of an ulp of the double c0, and w is exact),
+ *        its coefficients chosen per lane by vpermt2pd from 16-entry tables, NaN put back by
+ *        vfixupimmpd. No exp, no division: 32 zmm uops a vector, 14 of them permutes (the
+ *        degree-13 form on pieces of width 0.375 from 0: 36, 16; the erfc-and-exp form: 90,
+ *        7 moves and a vdivpd). The half-width piece 0 is what lets degree 12 do it; piece 1's
+ *        c_1 = 0.29 (not its centre) keeps |w| small where erf < 1/4 (ulp 2^-55) and
+ *        erf(c_1) > |w| on the piece. Measured (12M samples in each of 13 ranges against
+ *        erfl): 0.98 ulp at 0.19-0.23 (piece 1's low end), 0.83 on [0.375, 0.75), 0.68
+ *        above (the degree-13 form: 0.73; the other: 1.40); within 1 ulp of the avx2 form. */
 #ifndef GGML_CY_SIMD_MATH_EXP64_H
 #define GGML_CY_SIMD_MATH_EXP64_H
 
@@ -81,134 +86,123 @@ static inline sm_vd sm_exp_d512(sm_vd x) {
 }
 
 /* ------------------------------------------------------------------ erf */
-/* tools/fit_erf64.py per-piece error (units of 2^-53; piece 0 relative): 0.14, 0.011, 0.011,
- * 0.0098, 0.002, 0.00074, 0.0002, 0.00028, 6.6e-05, 4.5e-05, 9.2e-05, 6.5e-05, 2.2e-05,
- * 8.6e-06, 2.1e-05, 0.16 */
-/* tools/fit_erf64.py: erf on 16 pieces of width 0.375, degree 13 per piece */
-static const double __attribute__((aligned(64))) sm_erf64_tab[16][16] = {
+/* tools/fit_erf64.py per-piece error (units of 2^-53; piece 0 relative): 0.102, 0.0799, 0.0848,
+ * 0.0605, 0.0137, 0.0225, 0.0014, 0.00381, 0.000331, 0.000416, 1.77e-05, 0.000197, 0.000195,
+ * 0.000224, 4.8e-05, 0.151 */
+/* tools/fit_erf64.py: erf on 16 pieces of width 0.385 (piece 0: half), degree 12 */
+static const double __attribute__((aligned(64))) sm_erf64_tab[14][16] = {
     {  /* c_i */
-        0.0, 0x1.1fe4200000000p-1, 0x1.e006fe0000000p-1, 0x1.5001740000000p+0,
-        0x1.b0060b0000000p+0, 0x1.07ff1e8000000p+1, 0x1.37fda00000000p+1, 0x1.6806690000000p+1,
-        0x1.9805850000000p+1, 0x1.c7f9220000000p+1, 0x1.f8056b8000000p+1, 0x1.1400a24000000p+2,
-        0x1.2c00244000000p+2, 0x1.440250c000000p+2, 0x1.5bfd334000000p+2, 0x1.73fc180000000p+2
+        0.0, 0x1.28ec940000000p-2, 0x1.8a387aa3d70a4p-1, 0x1.27a9d17ae147bp+0,
+        0x1.8a403ca3d70a4p+0, 0x1.ecc979ccccccdp+0, 0x1.27ad33fae147bp+1, 0x1.58f2ec8f5c290p+1,
+        0x1.8a3ede23d70a4p+1, 0x1.bb8645b851eb8p+1, 0x1.eccadb4cccccdp+1, 0x1.0f0af070a3d71p+2,
+        0x1.27ae1dfae147bp+2, 0x1.40512a451eb85p+2, 0x1.58f5304f5c290p+2, 0x1.719822999999ap+2
     },
     {  /* c0 */
-        0.0, 0x1.25a1bbc1ea297p-1, 0x1.a15860bdcd2a4p-1, 0x1.df86807a995e6p-1,
-        0x1.f74b37fdbe353p-1, 0x1.fe3070b4f64b2p-1, 0x1.ffb5b6bfb7fe1p-1, 0x1.fff6e1a00f5b8p-1,
-        0x1.ffff2475c0bbbp-1, 0x1.fffff033b865ap-1, 0x1.ffffff238aaf5p-1, 0x1.fffffff6d2b33p-1,
-        0x1.ffffffffb5bfep-1, 0x1.fffffffffe38bp-1, 0x1.fffffffffff7bp-1, 0x1.ffffffffffffep-1
+        0.0, 0x1.45e2956d7aaa1p-2, 0x1.7295a707766aep-1, 0x1.cb9221d9b53d7p-1,
+        0x1.f0f132543b3bep-1, 0x1.fcae3e19f547bp-1, 0x1.ff716e189b0dcp-1, 0x1.ffeddf502f105p-1,
+        0x1.fffe4335968bep-1, 0x1.ffffdfe43e5f3p-1, 0x1.fffffe42170fep-1, 0x1.ffffffede45b1p-1,
+        0x1.ffffffff72df6p-1, 0x1.fffffffffcc92p-1, 0x1.fffffffffff20p-1, 0x1.ffffffffffffdp-1
     },
     {  /* c1 */
-        0x1.06eba8214db68p-3, 0x1.a5211744840afp-1, 0x1.dfbdddec139f8p-2, 0x1.9caf9719b1602p-3,
-        0x1.0be425f0993e9p-4, 0x1.06b588b404881p-6, 0x1.84dd5af0ef976p-9, 0x1.b1c0183fcbab1p-12,
-        0x1.6dbece623fbccp-15, 0x1.d2c5e1b0c49ecp-19, 0x1.bf421807790a8p-23, 0x1.44b6b09485ce1p-27,
-        0x1.63a50abc51ff9p-32, 0x1.258e51c692e31p-37, 0x1.6f819f6f990a1p-43, 0x1.5a777c92246acp-49
+        0x1.06eba8214db69p-3, 0x1.0992064376a1fp+0, 0x1.3f57c20c39e7cp-1, 0x1.30694122ca444p-2,
+        0x1.af4e3dc7f5e6bp-4, 0x1.c69908b931f03p-6, 0x1.6414f795b66aep-8, 0x1.9ee48db85445bp-11,
+        0x1.6702b43d56eaep-14, 0x1.ce4410c63380ap-18, 0x1.bad0e4bd01adbp-22, 0x1.3ae1f2b32a44dp-26,
+        0x1.4d51c7babbab6p-31, 0x1.065a99b2252b9p-36, 0x1.32de2a77f9223p-42, 0x1.0b0c883c5746cp-48
     },
     {  /* c2 */
-        0x1.b845683c364d1p-47, -0x1.d9975f32abf67p-2, -0x1.c1c88d461d421p-2, -0x1.0ed46700702fbp-2,
-        -0x1.c41752e1b3de0p-4, -0x1.0eea4d90bcc23p-5, -0x1.d9ea2b47ec03bp-8, -0x1.31007f4108da9p-10,
-        -0x1.2377fdd55f39bp-13, -0x1.9fb1fa4bfbe18p-17, -0x1.b849cbb4e7badp-21, -0x1.5e15c42acbfdbp-25,
-        -0x1.a0c59b07c4696p-30, -0x1.738ac851478a0p-35, -0x1.f390db3cdbb90p-41, -0x1.f770579af920cp-47
+        -0x1.1682491b0a40ap-46, -0x1.3406436432fa9p-2, -0x1.ebc384d57765cp-2, -0x1.5f9338a323451p-2,
+        -0x1.4c1d5267c904ep-3, -0x1.b589f19ae40eep-5, -0x1.9b4513c5f88bfp-7, -0x1.178668f0599b2p-9,
+        -0x1.147129ca54eabp-12, -0x1.90711f46773c3p-16, -0x1.aa342de2a3f68p-20, -0x1.4d62a4806329ap-24,
+        -0x1.80fbf225a32e2p-29, -0x1.48447bd2797e5p-34, -0x1.9d812daabe367p-40, -0x1.818bc3ec9233dp-46
     },
     {  /* c3 */
-        -0x1.812746b03ec30p-2, -0x1.9ce49bba0617ep-4, 0x1.e4ddefea3e9ecp-4, 0x1.5065e3f3bb737p-3,
-        0x1.a3554de90329bp-4, 0x1.48b80059d3b2fp-5, 0x1.60a38d38ec99dp-7, 0x1.0be2e307c5065p-9,
-        0x1.2676659cd0048p-12, 0x1.da2900b8116abp-16, 0x1.17a2289fc6172p-19, 0x1.e9b8d526b5aa9p-24,
-        0x1.3e31c2d5987a3p-28, 0x1.3361b3f3784ccp-33, 0x1.bd0ef3c8567edp-39, 0x1.e077e33ea30ffp-45
+        -0x1.812746b029862p-2, -0x1.268cb763b01bep-2, 0x1.3c3fb732bd261p-5, 0x1.5274521941911p-3,
+        0x1.0d189a412e6a7p-3, 0x1.e5ba226c30cf0p-5, 0x1.1f00280464338p-6, 0x1.d39f6f5980d44p-9,
+        0x1.0cdbec39abed8p-11, 0x1.bb41058f8e811p-15, 0x1.084051636d7cbp-18, 0x1.c9837a06ed0f7p-23,
+        0x1.217e692232077p-27, 0x1.0c5c85a48eae0p-32, 0x1.6d111ee5f7a5ap-38, 0x1.6d84cccc76b9ep-44
     },
     {  /* c4 */
-        0x1.75b8ae696a2d6p-34, 0x1.75c4c6b0b78d2p-3, 0x1.746ab9ab11e79p-4, -0x1.41b1c00d81829p-6,
-        -0x1.9644f791e819fp-5, -0x1.f15d09e74695cp-6, -0x1.5ec7b20cf41b0p-7, -0x1.45e859e9851c7p-9,
-        -0x1.a4bf0b99f2532p-12, -0x1.83a1fe6085dcbp-15, -0x1.00ee2d4455708p-18, -0x1.f2d001da3d817p-23,
-        -0x1.6384e89179839p-27, -0x1.758f24096812dp-32, -0x1.2407974c5951cp-37, -0x1.52966f9b42f98p-43
+        -0x1.1cb484b64c4a6p-32, 0x1.22c23c4638737p-3, 0x1.2967b08d581ebp-3, 0x1.377ef4ade8892p-6,
+        -0x1.82050364b66d8p-5, -0x1.41a75a54f8d57p-5, -0x1.06efd832b82a2p-6, -0x1.0c76966772f2ep-8,
+        -0x1.6ff9a3d3fadedp-11, -0x1.5e9a3e14ff8c7p-14, -0x1.d928a8613908ep-18, -0x1.c89d81cc050cep-22,
+        -0x1.3e530333dbe6dp-26, -0x1.42191fb90c9edp-31, -0x1.da953e2347047p-37, -0x1.ffa52519dd4b3p-43
     },
     {  /* c5 */
-        0x1.ce2f2101b8b6bp-4, -0x1.621d7fc42eae9p-7, -0x1.1d1fd666ce700p-4, -0x1.3f3b3e6fb9c9bp-5,
-        0x1.6a59b31657debp-9, 0x1.aa2d2c8c46810p-7, 0x1.d86ade4d0e852p-8, 0x1.1e4e41efd9011p-9,
-        0x1.c0241ef71e6f1p-12, 0x1.e1385f382f9d1p-15, 0x1.6abcc1adf1eddp-18, 0x1.898021257cdc9p-22,
-        0x1.356f70bd9355dp-26, 0x1.632fad26f8c7ap-31, 0x1.2cf1e60413624p-36, 0x1.77930d2e040fbp-42
+        0x1.ce2f2481865dbp-4, 0x1.1e0300b777b43p-4, -0x1.cd4279375b526p-5, -0x1.de18c549a9717p-5,
+        -0x1.547b91635d2c2p-7, 0x1.97cb7b9d89858p-7, 0x1.39b38dc17863dp-7, 0x1.b68055695fa85p-9,
+        0x1.74b1af77b2676p-11, 0x1.a373b09b24e70p-14, 0x1.44b061d41e7edp-17, 0x1.60718a1729015p-21,
+        0x1.106b807136e8fp-25, 0x1.2e4c64e22db70p-30, 0x1.e456d8681f145p-36, 0x1.19c340ba4cb50p-41
     },
     {  /* c6 */
-        0x1.3f3c117114c5dp-25, -0x1.7e17fc2b4a3f9p-5, -0x1.468d36cd2a9e5p-9, 0x1.6d1e0be953ff7p-6,
-        0x1.7e654e0b095a6p-7, -0x1.bbb646c96df05p-11, -0x1.897d79bc675e2p-9, -0x1.6b0b099268d53p-10,
-        -0x1.6bf9dfd87aa56p-12, -0x1.d40befdf2c69cp-15, -0x1.979918c422944p-18, -0x1.f327307d351e1p-22,
-        -0x1.b4182a249bbc7p-26, -0x1.12d0585ee988cp-30, -0x1.fdc1e05285b25p-36, -0x1.553ff3323fc87p-41
+        -0x1.166bf7ee1864bp-22, -0x1.6d6e7b8c605f3p-5, -0x1.8db21d53f3e7ap-6, 0x1.1d0c56c894627p-6,
+        0x1.25452496d235bp-6, 0x1.45be4b2aa0f0bp-9, -0x1.9541cc68d8e08p-9, -0x1.f5746041047a0p-10,
+        -0x1.1c82e45712343p-11, -0x1.86fa55e38f340p-14, -0x1.619706c746856p-17, -0x1.b4a80d5651644p-21,
+        -0x1.791899141609ap-25, -0x1.cdd9f29a627d6p-30, -0x1.96aa1deb0a954p-35, -0x1.fc468d0876914p-41
     },
     {  /* c7 */
-        -0x1.b82e7db947cfcp-6, 0x1.49da17ce052eep-7, 0x1.1a7b35640d3bdp-6, 0x1.e2ff1245e7085p-11,
-        -0x1.9be555425976dp-8, -0x1.5483d0fc42b2fp-9, 0x1.888d2d5da9889p-12, 0x1.36d4a50d9d288p-11,
-        0x1.c197471bbe496p-13, 0x1.69cce346e107ap-15, 0x1.743372359640ep-18, 0x1.04abfada94c23p-21,
-        0x1.fe605fdd322b7p-26, 0x1.6332538d09e3cp-30, 0x1.65769e528454ep-35, 0x1.04fdfbee1a152p-40
+        -0x1.b81c8108bb647p-6, -0x1.a7af45f049dd1p-7, 0x1.3322d6823c834p-6, 0x1.0b3590e759e67p-7,
+        -0x1.6208f3808632ep-8, -0x1.1bc3e6cfd60c8p-8, -0x1.f4bf257a6fdcbp-13, 0x1.62985f622881dp-11,
+        0x1.43460826026c2p-12, 0x1.1f33ccf3fd0e5p-14, 0x1.37a2d0cd58781p-17, 0x1.bc71b33238ae6p-21,
+        0x1.b0e3df4d45205p-25, 0x1.25e5c20991515p-29, 0x1.19cee0f4e5ff9p-34, 0x1.81d0aaaac619bp-40
     },
     {  /* c8 */
-        0x1.5f843ac6ec850p-19, 0x1.192416c8c4702p-7, -0x1.cbb4f059c49afp-9, -0x1.4cc4bedbaddadp-8,
-        0x1.3c9c7bb04c31bp-13, 0x1.8eb1303cff242p-10, 0x1.b359c580c0301p-12, -0x1.f7d3610f8de1ep-14,
-        -0x1.9498166446e68p-14, -0x1.bbd3e4fd210c3p-16, -0x1.170e1eaf7bbbbp-18, -0x1.c726dd8b59598p-22,
-        -0x1.f877553552ab3p-26, -0x1.8585d36c5da0fp-30, -0x1.569a46e2628dfp-35, -0x1.56b21a2868cdbp-40
+        -0x1.3cccadb137b5bp-15, 0x1.57f14d0ad389cp-7, 0x1.a198afd245a16p-10, -0x1.8ea1a87e1fc7ap-8,
+        -0x1.cc44df2de610dp-10, 0x1.96a113e8bf38bp-10, 0x1.a3a86e455e2ffp-11, -0x1.7fdde3b3579f4p-15,
+        -0x1.fbf69aee82ebcp-14, -0x1.4a05766f88671p-15, -0x1.c059efdbdc7dap-18, -0x1.78f46d1ba081ap-21,
+        -0x1.a28b2e83ae462p-25, -0x1.32225499340e1p-29, -0x1.fa27ce6b3a680p-35, -0x1.f689f8c20eff1p-40
     },
     {  /* c9 */
-        0x1.558ff13b6090ap-8, -0x1.8d10e6aa0bf59p-9, -0x1.57a324b47f5e8p-9, 0x1.55472dc46aad7p-10,
-        0x1.318585c82cc23p-10, -0x1.9278d6754559cp-13, -0x1.3823315e91cccp-12, -0x1.5134303dd7f62p-15,
-        0x1.bf0beaef898bfp-16, 0x1.a5490701bc253p-17, 0x1.57a093cfb3e6fp-19, 0x1.4ec92cd25826fp-22,
-        0x1.aa705b5803619p-26, 0x1.72683daf729e8p-30, 0x1.c8bd57ed3d8a2p-35, 0x1.87df742e2b84dp-40
+        0x1.65b6994137346p-8, 0x1.e1ccc0362d928p-10, -0x1.00b8b890f2fc4p-8, -0x1.9fcbd4369777cp-16,
+        0x1.b0dd35a4499a9p-10, 0x1.7656b9e87fdbdp-13, -0x1.7e2a84fa871cfp-12, -0x1.b4ba77862c5fcp-14,
+        0x1.80fe4773bc8cfp-16, 0x1.1ce3e7d1065d4p-16, 0x1.06657b70fe9e4p-18, 0x1.0c57777d6884ep-21,
+        0x1.5a16772ce3cf7p-25, 0x1.28c148955e683p-29, 0x1.5c827f07ae976p-34, 0x1.1c1b682d1a60fp-39
     },
     {  /* c10 */
-        0x1.3f95ddac1c3e3p-15, -0x1.3687df158c4acp-10, 0x1.2448f7e4c7ff1p-10, 0x1.261e70cc81bf9p-11,
-        -0x1.b892ebbac40f0p-12, -0x1.91102fc4ebbc4p-13, 0x1.2b0ca91014b95p-14, 0x1.70e515caaa9b8p-15,
-        0x1.5cc54cea5f7d3p-23, -0x1.1cae6b677643dp-18, -0x1.571e586664b54p-20, -0x1.9dec0c5dd822cp-23,
-        -0x1.3aad1eb1889c8p-26, -0x1.4e8dec2d2284cp-30, -0x1.4d4dde27552bdp-32, -0x1.89cb14bcc820ap-40
+        -0x1.d80ce1db3e75cp-11, -0x1.02fc71d2c7f75p-9, 0x1.4f74d835f982dp-12, 0x1.1cf11238f0ec2p-10,
+        -0x1.9bd62bb37ba55p-13, -0x1.69307dc704658p-12, 0x1.b52f8d5e4c4f7p-16, 0x1.0d7e4dd7e7dcep-14,
+        0x1.f06b8fc435cbap-18, -0x1.4050a333c0d79p-18, -0x1.e95f2f9475ed6p-20, -0x1.4239aecff203bp-22,
+        -0x1.047fcb6879cc5p-25, -0x1.09e5c05363d79p-28, -0x1.21298c5b19c74p-31, -0x1.1bb8a88668240p-39
     },
     {  /* c11 */
-        -0x1.e954d9d4b487fp-11, 0x1.432177c565710p-11, 0x1.f500a55b8ea3ap-13, -0x1.6bb2ec168a375p-12,
-        -0x1.033bb1cb636a2p-14, 0x1.b0790938f7d48p-14, 0x1.1f2ba1002ececp-16, -0x1.0ae31a8ab265ap-16,
-        -0x1.2aeac83574575p-18, 0x1.7421f79210bd5p-21, 0x1.09f5d27faccd1p-21, 0x1.b0baf9fd5dac2p-24,
-        0x1.84eb04065e518p-27, 0x1.ba793a5dfefdap-31, 0x1.161a3dfbc62e4p-35, 0x1.604f3cbe53444p-40
+        0x1.1d36e44c777b3p-10, -0x1.7f186f33b7526p-13, 0x1.34447923d3fd8p-11, -0x1.c8f91523370cap-13,
+        -0x1.c0b6f08ef0b62p-13, 0x1.7554bb2de2b0ap-14, 0x1.998867d4c7199p-15, -0x1.d707f95462570p-17,
+        -0x1.0a029f62f663ep-17, 0x1.91468d7ebe683p-23, 0x1.54c6fd44aaaaep-21, 0x1.41b9a580e94b2p-23,
+        0x1.312a69cc4d0bcp-26, 0x1.5e51ba3042483p-30, 0x1.00e56a639ceefp-34, 0x1.0d8c768e07cddp-39
     },
     {  /* c12 */
-        0x1.9daddbb4e39b8p-14, 0x1.fafb7d1220947p-14, -0x1.a9e2fb5ecaf95p-13, -0x1.51a0b50e67d59p-17,
-        0x1.50069921fcdbbp-14, -0x1.8e46b11dba59bp-18, -0x1.283a3b9aebe95p-16, 0x1.632e6a79b78e7p-21,
-        0x1.3811bca2e48aep-19, 0x1.fb665bc98983dp-23, -0x1.004fe23264b8ep-23, -0x1.b6f9f7afa784fp-25,
-        -0x1.f4e0b3058f646p-29, 0x1.06915dd1aeb79p-31, 0x1.493e8d006da10p-29, -0x1.2a84b9d1e0054p-40
-    },
-    {  /* c13 */
-        0x1.f501a272d8fb9p-15, -0x1.83837aae5762dp-14, -0x1.0aa976c50bdf3p-18, 0x1.a39147d13abc4p-15,
-        -0x1.8e174374ec073p-17, -0x1.a22f16fcbea73p-17, 0x1.15ef90115aa9cp-18, 0x1.004953eebf902p-19,
-        -0x1.113aac91556dcp-21, -0x1.e4b88e5e1b1cfp-23, 0x1.309a6375d4a1dp-27, 0x1.eea3496dd705ep-27,
-        0x1.877998d9929f7p-29, 0x1.3a710b8c98fcdp-32, 0x1.17ddf6cf27433p-35, 0x1.a9b91b8db33dfp-41
-    },
-    {  /* S */
-        0x1.0000000000000p+0, 0.0, 0.0, 0.0,
-        0.0, 0.0, 0.0, 0.0,
-        0.0, 0.0, 0.0, 0.0,
-        0.0, 0.0, 0.0, 0.0
+        -0x1.cdf706a8ad78cp-10, 0x1.2f968e3252933p-12, -0x1.fed4a2cc1a2a7p-14, -0x1.f9c585384e33cp-14,
+        0x1.5ce8f355406ecp-14, 0x1.84f372590dadcp-16, -0x1.76cc0f2ddfae0p-16, -0x1.c339a6c84845ep-19,
+        0x1.84d886e79cc52p-19, 0x1.442308d20beadp-21, -0x1.14a63ebca19d5p-23, -0x1.8d75c18ce5992p-25,
+        0x1.c07fc5e9928d4p-28, 0x1.398fbfd911799p-26, 0x1.158cb35cd6c27p-28, -0x1.a86388295503fp-40
     }
 };
-#define SM_ERF64_INVW 0x1.5555555555555p+1             /* 1 / 0.375 */
+#define SM_ERF64_DEG 12
+#define SM_ERF64_INVW (1.0 / 0.385)
+#define SM_ERF64_AMAX 5.96
 
-/* a = min(|x|, 5.98), piece i = floor(a / 0.375) (the multiply-add rounded down: no extra
- * uop), w = a - c_i; erf a = c0 + c1 w + ... + c13 w^13, Horner to c1, then K w + u with
- * u = c0, or on piece 0 (c0 = 0, c1 stored less 1) u = w: there a c1 = a + a (c1 - 1) keeps
- * c1's rounding and K's at 0.128 / 1.128 of their size. Rows of sm_erf64_tab: c_i, c0 .. c13,
- * the 1 / 0 of piece 0. */
+/* piece i = round(a / 0.385) (a multiply-add to 1.5 2^52: i in the low 4 bits), w = a - c_i;
+ * erf a = c0 + c1 w + ... + c12 w^12, Horner to c1, then K w + u with u = c0, or on piece 0
+ * (c0 = 0, c1 stored less 1) u = w: there a c1 = a + a (c1 - 1) keeps c1's rounding and K's at
+ * 0.128 / 1.128 of their size. Rows of sm_erf64_tab: c_i, c0 .. c12. */
 static inline sm_vd sm_erf_d512(sm_vd x) {
-    sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
-    /* a = min(|x|, 5.98) on the bits: inf and NaN give 5.98 too, no flag */
-    sm_vd a = (sm_vd)_mm512_min_epi64((__m512i)ia, (__m512i)sm_bcl(0x4017eb851eb851ecLL));
-    sm_vl i = (sm_vl)_mm512_fmadd_round_pd((__m512d)a, (__m512d)sm_bcd(SM_ERF64_INVW),
-                                           (__m512d)sm_bcd(SM_MAGICD),
-                                           _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    /* (i: in the low 4 bits.) The tables read from memory in the loop (an opaque pointer):
-     * held in registers, each vpermt2pd (which overwrites its first table) needed a
-     * register copy, a p0/p5 uop on the Xeon, where a load is not */
+    /* a = min(|x|, 5.96) by vrangepd (the smaller magnitude, sign cleared): inf gives 5.96
+     * (erf(5.96) rounds to 1 by 0.19 ulp); NaN gives 5.96 or NaN (put right at the end) */
+    sm_vd a = (sm_vd)_mm512_range_pd((__m512d)x, (__m512d)sm_bcd(SM_ERF64_AMAX), 0x0a);
+    sm_vl i = (sm_vl)(a * SM_ERF64_INVW + SM_MAGICD);      /* round(a / 0.385), low 4 bits */
+    /* The tables read from memory in the loop (an opaque pointer): held in registers, each
+     * vpermt2pd (which overwrites its first table) needed a register copy, a p0/p5 uop on
+     * the Xeon, where a load is not */
     const double (*tb)[16] = sm_erf64_tab;
     __asm__("" : "+r"(tb));
     sm_vd w = a - sm_lut16d(tb[0], i);                    /* exact */
-    sm_vd K = sm_lut16d(tb[14], i);
-    for (int k = 13; k >= 2; k--) K = K * w + sm_lut16d(tb[k], i);
-    /* piece 0: w, the others: c0 (both exact) */
-    sm_vd u = sm_lut16d(tb[15], i) * w + sm_lut16d(tb[1], i);
+    sm_vd K = sm_lut16d(tb[SM_ERF64_DEG + 1], i);
+    for (int k = SM_ERF64_DEG; k >= 2; k--) K = K * w + sm_lut16d(tb[k], i);
+    /* u: piece 0 w (c0 = +0 <= w), the others c0 (c0 >= erf(0.19) > |w|); an integer max
+     * (the bits of doubles of either sign order as their values against a positive one),
+     * which no NaN can make raise a flag */
+    sm_vd u = (sm_vd)_mm512_max_epi64((__m512i)sm_lut16d(tb[1], i), (__m512i)w);
     sm_vd r = K * w + u;
-    r = (sm_vd)((sm_vl)r | (ix & SM_SIGN64));             /* x's sign (-0 too) */
+    r = (sm_vd)((sm_vl)r | ((sm_vl)x & SM_SIGN64));       /* x's sign (-0 too) */
     /* NaN lanes: x (quieted); the others unchanged */
     return (sm_vd)_mm512_fixupimm_pd((__m512d)r, (__m512d)x, (__m512i)sm_bcl(0x22), 0);
 }
