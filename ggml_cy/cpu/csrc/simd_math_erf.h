@@ -18,15 +18,16 @@
  *          tail, Q(a) = e^(-a^2/2) G(a), G smooth (the Mills ratio / sqrt(2 pi)): 16 pieces
  *          on [0, 15) (quarter octaves of a + 1), degree 6, expanded about points where G
  *          is a float to 2e-11 (searched near each centre, Gal's accurate tables), so
- *          G = c0 + v q(v) needs no second float. The exponent -a^2/2 is formed exactly as
- *          hh + ll (FMA) and reduced to n ln2 + r with ll and the ln2 tail carried into r,
- *          e^(-a^2/2) = 2^n (1 + te); m = x 2^n (c0 + w), w = (c0 + g)(1 + te) - c0 by two
- *          FMAs and x c0 + x w by one more: no rounding on c0's scale but m's. Relative
- *          accuracy holds far into the tail, where x Phi(x) is subnormal (to x = -14.36;
- *          -0 beyond). Vectors with all |x| <= 12 scale x by 2^n first (all normal); others
- *          take a second form with |x| clamped (x < 0: 14.5, x > 0: 12) whose lanes beyond
- *          12 scale last (two steps, one rounding), the special values put back (NaN;
- *          -inf -> NaN as ggml's formula gives, without a flag). Measured max 1.64 ulp
+ *          G = c0 + v q(v) needs no second float. a^2 is formed exactly as hh + ll (FMA)
+ *          and -a^2/2 reduced to n ln2 + R/2 with ll and the ln2 tail carried into R = 2r
+ *          (no halving of a), e^(-a^2/2) = 2^n (1 + te), te = R p(R); m = x 2^n (c0 + w),
+ *          w = (c0 + g)(1 + te) - c0 by two FMAs and x c0 + x w by one more: no rounding on
+ *          c0's scale but m's. Relative accuracy holds far into the tail, where x Phi(x) is
+ *          subnormal (to x = -14.36; -0 beyond). Vectors with all |x| <= 12 scale x by 2^n
+ *          first (all normal); others take a second form with |x| clamped (x < 0: 14.5,
+ *          x > 0: 12) whose lanes beyond 12 scale last (two steps, one rounding), the
+ *          special values put back (NaN; -inf -> NaN as ggml's formula gives, without a
+ *          flag). Measured max 1.65 ulp
  *          (near x = -1.4 .. -2.5, where c0 and the e^r - 1 part partly cancel). */
 #ifndef GGML_CY_SIMD_MATH_ERF_H
 #define GGML_CY_SIMD_MATH_ERF_H
@@ -192,20 +193,23 @@ static inline sm_vf sm_gelu_erf_parts(sm_vf a, sm_vf * c0, sm_vf * tt) {
     q = q * v + sm_lut16(sm_gq_t_c1, k);
     sm_vf g = q * v;                              /* G = c0 + g (c0 exact to 2e-11) */
     *c0 = sm_lut16(sm_gq_t_c0, k);
-    /* -a^2/2 = hh + ll exactly */
-    sm_vf ha = a * -0.5f, hh = ha * a;
-    sm_vf ll = sm_fmsf(ha, a, hh);
-    sm_vf t = hh * SM_LOG2E + SM_MAGIC;
+    /* a^2 = hh + ll exactly; the exponent -a^2/2 = n ln2 + R/2, R = -(hh + ll) - 2 n ln2
+     * (ln2 in two parts): R is 2r formed without halving a (one product fewer), the same
+     * roundings as r; exp's coefficients scaled by powers of 2 */
+    sm_vf hh = a * a;
+    sm_vf ll = sm_fmsf(a, a, hh);
+    sm_vf t = hh * (-0.5f * SM_LOG2E) + SM_MAGIC;
     sm_vf fn = t - SM_MAGIC;
     *tt = t;
-    sm_vf rh = hh - fn * SM_LN2HI;                               /* exact */
-    sm_vf cr = ll - fn * SM_LN2LO;
-    sm_vf r = rh + cr;
-    sm_vf qe = 0x1.6a4390p-10f * r + 0x1.123d0cp-7f;
-    qe = qe * r + 0x1.5558c0p-5f;
-    qe = qe * r + 0x1.55548ep-3f;
-    qe = qe * r + 0x1.fffffcp-2f;
-    sm_vf te = (r * r) * qe + r;                                 /* e^(hh+ll) = 2^n (1 + te) */
+    sm_vf rh = -(fn * (2.0f * SM_LN2HI)) - hh;                   /* exact */
+    sm_vf cr = -(fn * (2.0f * SM_LN2LO)) - ll;
+    sm_vf R = rh + cr;
+    sm_vf p = 0x1.6a4390p-16f * R + 0x1.123d0cp-12f;
+    p = p * R + 0x1.5558c0p-9f;
+    p = p * R + 0x1.55548ep-6f;
+    p = p * R + 0x1.fffffcp-4f;
+    p = p * R + 0.5f;
+    sm_vf te = R * p;                                            /* e^(-a^2/2) = 2^n (1 + te) */
     return *c0 * te + (g * te + g);                              /* (c0 + g)(1 + te) - c0 */
 }
 
