@@ -12,20 +12,9 @@ import statistics
 import sys
 import time
 
+from _diag_timing import block
+
 ROUNDS = int(os.environ.get("DIAG_ROUNDS", "5"))
-
-
-def block(fn):
-    fn(); fn()
-    t0 = time.perf_counter(); fn(); one = time.perf_counter() - t0
-    reps = max(1, min(100, int(4e-3 / max(one, 1e-7))))
-    xs = []
-    for _ in range(9):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        xs.append((time.perf_counter() - t0) / reps)
-    return statistics.median(xs) * 1e6
 
 
 def main():
@@ -63,7 +52,7 @@ def main():
             if setup:
                 setup()
             time.sleep(0.05)
-            runs[name].append(block(fn))
+            runs[name].append(block(fn, 4e-3, 100, 9))
     res = {k: [statistics.median(v), min(v), max(v)] for k, v in runs.items()}
     best_c = min(res["C loop"][0], res["C loop NT"][0])
     print(f"fused {expr} n={n:.0e} threads={nt} (median of {ROUNDS} rounds [min-max], us; "

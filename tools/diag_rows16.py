@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+from _diag_timing import block
+
 VARIANTS = {
     "default": {},
     "spin": {"GGML_CY_SPINCOUNT": "1000000"},
@@ -51,19 +53,6 @@ def cases(np, torch, gc):
     out.append(("exp f32 1e7", lambda nt, x=x, o=o: gc.exp(x, out=o, n_threads=nt),
                 lambda tx=torch.from_numpy(x), to=torch.from_numpy(o): torch.exp(tx, out=to)))
     return out
-
-
-def block(fn):
-    fn(); fn()
-    t0 = time.perf_counter(); fn(); one = time.perf_counter() - t0
-    reps = max(1, min(200, int(2e-3 / max(one, 1e-7))))
-    xs = []
-    for _ in range(11):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        xs.append((time.perf_counter() - t0) / reps)
-    return statistics.median(xs) * 1e6
 
 
 def child(threads):

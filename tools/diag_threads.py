@@ -8,10 +8,10 @@ import): the default, a long worker spin, never and always non-temporal stores.
 Prints one table per variant: microseconds (median of batches) and ggml_cy / torch."""
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
+
+from _diag_timing import block
 
 VARIANTS = {
     "default": {},
@@ -67,16 +67,7 @@ def child(threads):
             for lib, fn in (("ggml_cy", lambda: g(nt)), ("torch", t)):
                 if fn is None:
                     continue
-                fn(); fn()
-                t0 = time.perf_counter(); fn(); one = time.perf_counter() - t0
-                reps = max(1, min(200, int(2e-3 / max(one, 1e-7))))
-                xs = []
-                for _ in range(11):
-                    t0 = time.perf_counter()
-                    for _ in range(reps):
-                        fn()
-                    xs.append((time.perf_counter() - t0) / reps)
-                row.setdefault(lib, {})[nt] = statistics.median(xs) * 1e6
+                row.setdefault(lib, {})[nt] = block(fn)
         res[name] = row
     return res
 
