@@ -1,0 +1,303 @@
+/* BF16-weight mul_mat on Intel AMX tiles (Sapphire Rapids and later Xeons), ggml's rule:
+ * b (f32) is rounded to bf16 (round to nearest even, as VCVTNE2PS2BF16 does), every product
+ * of two bf16 values is exact in f32, and TDPBF16PS sums them into f32 tiles.
+ *
+ * Why tiles: on the 16-core Xeon this project measures on, one core issues two 512-bit f32
+ * FMAs per cycle (64 flops) but only one VDPBF16PS (also 64 flops), while one TDPBF16PS does
+ * 16 x 16 x 32 multiply-adds in about 16 cycles (1024 flops per cycle).
+ *
+ * Layout, dst[n][m] = sum_k a[m][k] * b[n][k] (mul_mat.h's convention):
+ *  - A operand: 16 rows of a (weights) x 32 k, loaded IN PLACE (row stride nb01), so the
+ *    weights are never packed and a mat-vec streams them once; the last partial 32-k chunk
+ *    and the rows past M come from a small zero-padded copy;
+ *  - B operand: b converted to bf16 pairs and transposed in 32-bit units (the "VNNI" tile
+ *    layout: tile row p holds the pair (2p, 2p+1) of 16 columns n), MMX_NX columns x one K
+ *    block at a time in the thread's scratch;
+ *  - C: 2 x 2 tiles (32 m x 32 n); a K block's partial sums go through dst itself (f32, so
+ *    nothing is rounded on the way), transposed from the tiles' [m][n] with mm_tr16.
+ * Every dst element gets the same sequence of tile ops (32-k chunks from k = 0 in order,
+ * zero-padded past K), whatever N, the tile it falls in, the K block or the thread count:
+ * the mat-vec path (N <= MM_GEMV_MAX_N) and the packed path give the same bits, as on the
+ * other engines.
+ *
+ * The kernel needs AMX-TILE, AMX-BF16 and AVX512-BF16 in CPUID and the kernel's permission
+ * for the tile state (Linux arch_prctl ARCH_REQ_XCOMP_PERM, once per process); mmx_ready()
+ * checks both, once. GGML_CY_CPU_FEATURES below avx512 never reaches this header (it is
+ * compiled only at the AVX-512 levels), and GGML_CY_NO_AMX=1 turns it off (tests compare
+ * the engines). */
+#ifndef GGML_CY_MUL_MAT_AMX_H
+#define GGML_CY_MUL_MAT_AMX_H
+#if defined(__AVX512F__) && defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && \
+    !defined(__clang__) && __GNUC__ >= 11 && !defined(GGML_CY_NO_AMX_BUILD)
+#define MMX_BUILT 1
+#include <immintrin.h>
+#include <cpuid.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MMX_NX 128      /* columns of b per packed panel */
+#define MMX_KC 2048     /* K block: a 128 x 2048 bf16 panel of b is 512 KiB (L2) */
+#define MMX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
+
+/* Bytes of per-thread scratch: the b panel, the zero-padded A copy (32 rows x KC) and a C
+ * staging tile, plus alignment slack. */
+static inline size_t mmx_work_bytes(void) {
+    return (size_t)MMX_NX * MMX_KC * 2 + (size_t)32 * MMX_KC * 2 + 4 * 1024 + 256;
+}
+
+/* 1 when the tiles may be used in this process (checked once; not thread-safe on the very
+ * first call, but every caller computes the same answer). */
+static int mmx_state = -1;
+static inline int mmx_ready(void) {
+    if (mmx_state >= 0) return mmx_state;
+    int ok = 0;
+    const char * off = getenv("GGML_CY_NO_AMX");
+    unsigned int a, b, c, d;
+    if (!(off && off[0] && off[0] != '0') && __get_cpuid_max(0, 0) >= 7) {
+        __cpuid_count(7, 0, a, b, c, d);
+        const int tile = (d >> 24) & 1, bf16t = (d >> 22) & 1;
+        __cpuid_count(7, 1, a, b, c, d);
+        const int avxbf16 = (a >> 5) & 1;
+        /* ARCH_REQ_XCOMP_PERM (0x1023) for XFEATURE_XTILEDATA (18) */
+        if (tile && bf16t && avxbf16 && syscall(SYS_arch_prctl, 0x1023, 18) == 0) ok = 1;
+    }
+    mmx_state = ok;
+    return ok;
+}
+
+typedef struct {
+    uint8_t palette, start_row, pad[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} mmx_tilecfg;
+
+/* Every tile 16 rows x 64 bytes (full tiles; edges are zero-padded instead). */
+MMX_TARGET static inline void mmx_config(void) {
+    mmx_tilecfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++) { cfg.colsb[t] = 64; cfg.rows[t] = 16; }
+    _tile_loadconfig(&cfg);
+}
+
+/* 16 x 16 32-bit transpose (r[i] = row i in, column i out). */
+MMX_TARGET static inline void mmx_tr16(__m512i r[16]) {
+    __m512i t[16], u[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (int g = 0; g < 16; g += 4) {
+        u[g + 0] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+        u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+        u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+        u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+    }
+    for (int e = 0; e < 4; e++) {
+        const __m512i v0 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0x88);
+        const __m512i w0 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0x88);
+        const __m512i v1 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0xDD);
+        const __m512i w1 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0xDD);
+        r[e] = _mm512_shuffle_i32x4(v0, w0, 0x88);
+        r[8 + e] = _mm512_shuffle_i32x4(v0, w0, 0xDD);
+        r[4 + e] = _mm512_shuffle_i32x4(v1, w1, 0x88);
+        r[12 + e] = _mm512_shuffle_i32x4(v1, w1, 0xDD);
+    }
+}
+
+/* Packs b rows [0, nn) (f32, adjacent along K, row stride ldb bytes) x k [k0, k0 + kb) into
+ * bv: for each group of 16 rows, kb32/2 tile rows of 16 dwords (kb32 = kb rounded up to 32;
+ * pairs past kb and rows past nn are zero). nn <= MMX_NX. */
+MMX_TARGET static inline void mmx_pack_b(const char * b, int64_t ldb, int64_t nn, int64_t k0,
+                                         int64_t kb, uint32_t * bv) {
+    const int64_t kb32 = (kb + 31) & ~(int64_t)31;
+    for (int64_t g = 0; g < nn; g += 16) {
+        uint32_t * out = bv + (g / 16) * (kb32 / 2) * 16;
+        for (int64_t k = 0; k < kb32; k += 32) {
+            const int64_t left = kb - k;
+            const __mmask16 m0 = left >= 16 ? 0xFFFF : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+            const __mmask16 m1 = left >= 32 ? 0xFFFF : left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
+            __m512i r[16];
+            for (int i = 0; i < 16; i++) {
+                if (g + i < nn) {
+                    const float * row = (const float *)(b + (g + i) * ldb) + k0 + k;
+                    const __m512 lo = _mm512_maskz_loadu_ps(m0, row);
+                    const __m512 hi = _mm512_maskz_loadu_ps(m1, row + 16);
+                    r[i] = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);   /* k order: lo then hi */
+                } else {
+                    r[i] = _mm512_setzero_si512();
+                }
+            }
+            mmx_tr16(r);
+            for (int p = 0; p < 16; p++) _mm512_store_si512((__m512i *)(out + (k / 2 + p) * 16), r[p]);
+        }
+    }
+}
+
+/* Copies rows [0, mm) x k [k0, k0 + kb) of a (bf16, row stride lda bytes) into apad as 32
+ * rows of kb32 elements, zero-padded (rows past mm, k past kb). */
+static inline void mmx_pad_a(const char * a, int64_t lda, int64_t mm, int64_t k0, int64_t kb,
+                             uint16_t * apad) {
+    const int64_t kb32 = (kb + 31) & ~(int64_t)31;
+    for (int64_t i = 0; i < 32; i++) {
+        uint16_t * out = apad + i * kb32;
+        if (i < mm) {
+            memcpy(out, a + i * lda + k0 * 2, (size_t)kb * 2);
+            memset(out + kb, 0, (size_t)(kb32 - kb) * 2);
+        } else {
+            memset(out, 0, (size_t)kb32 * 2);
+        }
+    }
+}
+
+/* Moves one 16 x 16 C tile between the tile unit's [m][n] and dst's [n][m]:
+ * store (to_dst): rows n < nn, columns m < mm of dst at d (row stride ldd floats);
+ * load: the same block of dst into tile 't' through the staging buffer st (1 KiB). */
+MMX_TARGET static inline void mmx_c_out(const float * st, float * d, int64_t ldd, int mm, int nn) {
+    __m512i r[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_load_si512((const __m512i *)(st + 16 * i));
+    mmx_tr16(r);
+    const __mmask16 mk = mm >= 16 ? 0xFFFF : (__mmask16)((1u << mm) - 1);
+    for (int j = 0; j < nn; j++) _mm512_mask_storeu_ps(d + j * ldd, mk, (__m512)r[j]);
+}
+MMX_TARGET static inline void mmx_c_in(float * st, const float * d, int64_t ldd, int mm, int nn) {
+    __m512i r[16];
+    const __mmask16 mk = mm >= 16 ? 0xFFFF : (__mmask16)((1u << mm) - 1);
+    for (int j = 0; j < 16; j++)
+        r[j] = j < nn ? (__m512i)_mm512_maskz_loadu_ps(mk, d + j * ldd) : _mm512_setzero_si512();
+    mmx_tr16(r);
+    for (int i = 0; i < 16; i++) _mm512_store_si512((__m512i *)(st + 16 * i), r[i]);
+}
+
+/* dst[n][m], m in [0, mm) (mm <= 32), n in [0, nn) (nn <= 32) at d (row stride ldd floats),
+ * over one K block: A from `ap` (32 rows, row stride lda bytes; full 32-k chunks only:
+ * nfull of them) then the zero-padded tail `tail` (32 rows x 32, or NULL); B from bv (the
+ * panel's 16-column groups g0 and g0 + 1, gstride dwords apart). first: start from zero,
+ * else add to what dst holds. */
+MMX_TARGET static inline void mmx_block(const char * ap, int64_t lda, int64_t nfull,
+                                        const uint16_t * tail, const uint32_t * bv0,
+                                        int64_t gstride, int first, float * d, int64_t ldd,
+                                        int mm, int nn, float * st) {
+    const int two_n = nn > 16, two_m = mm > 16;
+    const uint32_t * bv1 = bv0 + gstride;
+    if (first) {
+        _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+    } else {
+        mmx_c_in(st, d, ldd, mm < 16 ? mm : 16, nn < 16 ? nn : 16); _tile_loadd(0, st, 64);
+        if (two_n) { mmx_c_in(st, d + 16 * ldd, ldd, mm < 16 ? mm : 16, nn - 16); _tile_loadd(1, st, 64); }
+        if (two_m) { mmx_c_in(st, d + 16, ldd, mm - 16, nn < 16 ? nn : 16); _tile_loadd(2, st, 64); }
+        if (two_m && two_n) { mmx_c_in(st, d + 16 * ldd + 16, ldd, mm - 16, nn - 16); _tile_loadd(3, st, 64); }
+    }
+    const char * a1 = ap + 16 * lda;
+    /* the four cases keep the unused tiles out of the loop (mat-vec: one column group) */
+    if (two_m && two_n) {
+        for (int64_t c = 0; c < nfull; c++) {
+            _tile_loadd(4, ap + c * 64, lda);
+            _tile_loadd(5, a1 + c * 64, lda);
+            _tile_loadd(6, bv0 + c * 256, 64);
+            _tile_loadd(7, bv1 + c * 256, 64);
+            _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
+            _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
+        }
+        if (tail) {
+            _tile_loadd(4, tail, 64); _tile_loadd(5, tail + 16 * 32, 64);
+            _tile_loadd(6, bv0 + nfull * 256, 64); _tile_loadd(7, bv1 + nfull * 256, 64);
+            _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
+            _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
+        }
+    } else if (two_m) {
+        for (int64_t c = 0; c < nfull; c++) {
+            _tile_loadd(4, ap + c * 64, lda);
+            _tile_loadd(5, a1 + c * 64, lda);
+            _tile_loadd(6, bv0 + c * 256, 64);
+            _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(2, 5, 6);
+        }
+        if (tail) {
+            _tile_loadd(4, tail, 64); _tile_loadd(5, tail + 16 * 32, 64);
+            _tile_loadd(6, bv0 + nfull * 256, 64);
+            _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(2, 5, 6);
+        }
+    } else if (two_n) {
+        for (int64_t c = 0; c < nfull; c++) {
+            _tile_loadd(4, ap + c * 64, lda);
+            _tile_loadd(6, bv0 + c * 256, 64);
+            _tile_loadd(7, bv1 + c * 256, 64);
+            _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
+        }
+        if (tail) {
+            _tile_loadd(4, tail, 64);
+            _tile_loadd(6, bv0 + nfull * 256, 64); _tile_loadd(7, bv1 + nfull * 256, 64);
+            _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
+        }
+    } else {
+        for (int64_t c = 0; c < nfull; c++) {
+            _tile_loadd(4, ap + c * 64, lda);
+            _tile_loadd(6, bv0 + c * 256, 64);
+            _tile_dpbf16ps(0, 4, 6);
+        }
+        if (tail) {
+            _tile_loadd(4, tail, 64);
+            _tile_loadd(6, bv0 + nfull * 256, 64);
+            _tile_dpbf16ps(0, 4, 6);
+        }
+    }
+    _tile_stored(0, st, 64);
+    mmx_c_out(st, d, ldd, mm < 16 ? mm : 16, nn < 16 ? nn : 16);
+    if (two_n) { _tile_stored(1, st, 64); mmx_c_out(st, d + 16 * ldd, ldd, mm < 16 ? mm : 16, nn - 16); }
+    if (two_m) { _tile_stored(2, st, 64); mmx_c_out(st, d + 16, ldd, mm - 16, nn < 16 ? nn : 16); }
+    if (two_m && two_n) { _tile_stored(3, st, 64); mmx_c_out(st, d + 16 * ldd + 16, ldd, mm - 16, nn - 16); }
+}
+
+/* dst block: rows n in [0, N) of b (row stride ldb bytes), columns m in [0, M) of a (bf16,
+ * row stride lda bytes), K elements; d = dst at (n 0, m 0), row stride ldd floats.
+ * work: mmx_work_bytes() of scratch. Runs on the calling thread (configures and releases
+ * the tiles itself). */
+MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, const char * b,
+                                       int64_t ldb, int64_t N, int64_t K, float * d,
+                                       int64_t ldd, void * work) {
+    if (M <= 0 || N <= 0) return;
+    char * w = (char *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
+    uint32_t * bv = (uint32_t *)w;
+    uint16_t * apad = (uint16_t *)(w + (size_t)MMX_NX * MMX_KC * 2);
+    float * st = (float *)(w + (size_t)MMX_NX * MMX_KC * 2 + (size_t)32 * MMX_KC * 2);
+    if (K <= 0) {
+        for (int64_t n = 0; n < N; n++) memset(d + n * ldd, 0, (size_t)M * 4);
+        return;
+    }
+    mmx_config();
+    for (int64_t n0 = 0; n0 < N; n0 += MMX_NX) {
+        const int64_t nn = N - n0 < MMX_NX ? N - n0 : MMX_NX;
+        for (int64_t k0 = 0; k0 < K; k0 += MMX_KC) {
+            const int64_t kb = K - k0 < MMX_KC ? K - k0 : MMX_KC;
+            const int64_t kb32 = (kb + 31) & ~(int64_t)31, gstride = (kb32 / 2) * 16;
+            const int64_t nfull = kb / 32;
+            mmx_pack_b(b + n0 * ldb, ldb, nn, k0, kb, bv);
+            for (int64_t m0 = 0; m0 < M; m0 += 32) {
+                const int64_t mm = M - m0 < 32 ? M - m0 : 32;
+                const char * ap = a + m0 * lda + k0 * 2;
+                const uint16_t * tail = NULL;
+                int64_t nf = nfull;
+                if (mm < 32) {      /* rows past M: all of this K block from a padded copy */
+                    mmx_pad_a(a + m0 * lda, lda, mm, k0, kb, apad);
+                    ap = (const char *)apad; nf = kb32 / 32;
+                    /* the copy has row stride kb32 elements */
+                } else if (kb % 32) {
+                    mmx_pad_a(a + m0 * lda, lda, 32, k0 + nfull * 32, kb - nfull * 32, apad);
+                    tail = apad;
+                }
+                const int64_t la = (mm < 32) ? kb32 * 2 : lda;
+                for (int64_t j = 0; j < nn; j += 32) {
+                    const int64_t jn = nn - j < 32 ? nn - j : 32;
+                    mmx_block(ap, la, nf, tail, bv + (j / 16) * gstride, gstride, k0 == 0,
+                              d + (n0 + j) * ldd + m0, ldd, (int)mm, (int)jn, st);
+                }
+            }
+        }
+    }
+    _tile_release();
+}
+#endif
+#endif
