@@ -84,7 +84,17 @@ def config():
         "cpu_simd": _startup.cpu_features_named(),
         "debug": bool(getattr(cfg, "DEBUG", False)),
         "cuda": _cuda_status(cfg),
+        "bf16_mul_mat": _bf16_engine(),
     }
+
+
+def _bf16_engine():
+    """Which engine BF16-weight mul_mat uses on this CPU at the level in use."""
+    try:
+        from ggml_cy.cpu import _mul_mat
+        return "AMX tiles" if _mul_mat.amx_ready() else "AVX (no AMX)"
+    except (ImportError, AttributeError):
+        return "unknown"
 
 
 def lines():
@@ -112,6 +122,7 @@ def lines():
         f"CPU:             {c['cpu_model']}",
         f"CPU level:       {c['cpu_level'] or 'n/a'}",
         f"CPU SIMD:        {' '.join(c['cpu_simd']) or 'unknown'}",
+        f"BF16 mul_mat:    {c['bf16_mul_mat']}",
         f"CUDA:            {c['cuda']}",
         f"tensor overhead: {_core.tensor_overhead()} bytes "
         f"(object header {_core.object_overhead()} + tensor struct "

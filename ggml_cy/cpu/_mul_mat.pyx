@@ -18,6 +18,7 @@ from ggml_cy.core._core cimport scratch_take, scratch_give
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
+    int mm_amx_ready()
     ctypedef struct mm_repack:
         unsigned int magic
         int type
@@ -31,6 +32,13 @@ cdef extern from "mul_mat.h" nogil:
     int64_t mm_repack_bytes(int type, int64_t K, int64_t M)
     int mm_repack_supported(int type, int64_t K)
     void mm_repack_fill(const ggml_tensor * a, char * out, int64_t g0, int64_t g1)
+
+
+def amx_ready():
+    """True when BF16-weight mul_mat runs on Intel AMX tiles here (csrc/mul_mat_amx.h): the
+    CPU has AMX-BF16, Linux granted the tile state, the level in use is an AVX-512 one and
+    GGML_CY_NO_AMX is not set."""
+    return bool(mm_amx_ready())
 
 
 cdef void set_header(ggml_tensor * t, int type, int64_t ne0, int64_t ne1, int64_t nb0,

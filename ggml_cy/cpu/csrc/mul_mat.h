@@ -28,6 +28,7 @@
 #include <string.h>
 #include "core_defs.h"
 #include "matvec_repack.h"
+#include "mul_mat_amx.h"
 #if defined(__F16C__) || defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -68,7 +69,13 @@ typedef float mm_v8u __attribute__((vector_size(32), aligned(4)));
 /* Floats of per-thread scratch the kernel needs (packed A block + packed B block), plus
  * slack for 64-byte alignment. */
 static inline size_t mm_work_floats_per_thread(void) {
-    return (size_t)MM_NC * MM_KC + (size_t)(MM_MC + MM_MR) * MM_KC + 64;
+    const size_t n = (size_t)MM_NC * MM_KC + (size_t)(MM_MC + MM_MR) * MM_KC + 64;
+#if defined(MMX_BUILT)
+    const size_t x = (mmx_work_bytes() + 3) / 4;   /* the AMX engine's scratch */
+    return n > x ? n : x;
+#else
+    return n;
+#endif
 }
 
 static inline float mm_f16_to_f32(uint16_t h) {
@@ -750,12 +757,62 @@ static inline void mm_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int 
     *gn_out = best_gn;
 }
 
+/* 1 when BF16 weights run on AMX tiles in this build (level) on this CPU. */
+static inline int mm_amx_ready(void) {
+#if defined(MMX_BUILT)
+    return mmx_ready();
+#else
+    return 0;
+#endif
+}
+
+#if defined(MMX_BUILT)
+/* BF16 weights go to the AMX tiles (mul_mat_amx.h) when the CPU and the kernel allow them
+ * and both operands are adjacent along K; then every N, mat-vec included, takes that engine,
+ * so a row of b still gives the same bits alone as inside a batch. */
+static inline int mmx_takes(const ggml_tensor * dst) {
+    const ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    return a->type == GGML_TYPE_BF16 && b->type == GGML_TYPE_F32 && a->nb[0] == 2 &&
+           b->nb[0] == 4 && dst->nb[0] == 4 && mmx_ready();
+}
+
+static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
+    const ggml_tensor * src0 = dst->src[0], * src1 = dst->src[1];
+    const int64_t M = dst->ne[0], N = dst->ne[1], K = src0->ne[0];
+    const int64_t nbatch = dst->ne[2] * dst->ne[3];
+    const int64_t r2 = dst->ne[2] / src0->ne[2], r3 = dst->ne[3] / src0->ne[3];
+    int64_t gm, gn;
+    mmx_grid(M, N, K, nbatch, nth, &gm, &gn);
+    const int64_t mstep = mm_cdiv(mm_cdiv(M, 32), gm) * 32, nstep = mm_cdiv(mm_cdiv(N, 8), gn) * 8;
+    const int64_t mparts = mm_cdiv(M, mstep), nparts = mm_cdiv(N, nstep);
+    const int64_t ntasks = nbatch * mparts * nparts;
+    const int64_t t0 = ntasks * ith / nth, t1 = ntasks * (ith + 1) / nth;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t np = t % nparts, mp = (t / nparts) % mparts, ib = t / (nparts * mparts);
+        const int64_t i2 = ib % dst->ne[2], i3 = ib / dst->ne[2];
+        const int64_t m_lo = mp * mstep, m_hi = (m_lo + mstep < M) ? m_lo + mstep : M;
+        const int64_t n_lo = np * nstep, n_hi = (n_lo + nstep < N) ? n_lo + nstep : N;
+        const char * a = (const char *)src0->data + (i2 / r2) * src0->nb[2] +
+                         (i3 / r3) * src0->nb[3] + m_lo * src0->nb[1];
+        const char * b = (const char *)src1->data + i2 * src1->nb[2] + i3 * src1->nb[3] +
+                         n_lo * src1->nb[1];
+        float * d = (float *)((char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3] +
+                              n_lo * dst->nb[1]) + m_lo;
+        mmx_gemm(a, src0->nb[1], m_hi - m_lo, b, src1->nb[1], n_hi - n_lo, K, d,
+                 dst->nb[1] / 4, work);
+    }
+}
+#endif
+
 /* Splits dst into tasks (batch x M parts x N parts) and runs thread ith's share. */
 static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
     const int64_t M = dst->ne[0], N = dst->ne[1];
     const int64_t nbatch = dst->ne[2] * dst->ne[3];
     const int64_t K = dst->src[0]->ne[0];
     if (M == 0 || N == 0 || nbatch == 0) return;
+#if defined(MMX_BUILT)
+    if (mmx_takes(dst)) { mmx_compute(dst, ith, nth, work); return; }
+#endif
     if (mm_use_gemv(dst) && K > 0) {
         /* rows of a in chunks of 16, spread evenly over batch x M */
         const mm_repack * rp = mm_repack_of(dst->src[0]);

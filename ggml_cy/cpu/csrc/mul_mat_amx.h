@@ -299,5 +299,31 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
     }
     _tile_release();
 }
+
+/* The task grid for nth threads: gm parts of M (multiples of 32 rows) x gn parts of N, the
+ * least estimated cycles of the busiest thread. Per task: the tile flops (1024 per cycle),
+ * packing its b range once per 128-column panel (~0.15 cycle per value: loads, rounding and
+ * a 16 x 16 transpose) and streaming its a rows once per panel (~0.03 cycle per value). */
+static inline void mmx_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
+                            int64_t * gm_out, int64_t * gn_out) {
+    const int64_t mtiles = (M + 31) / 32, ntiles = (N + 7) / 8;
+    int64_t best_gm = 1, best_gn = 1;
+    double best = -1.0;
+    for (int64_t gm = 1; gm <= nth && gm <= mtiles; gm++) {
+        for (int64_t gn = 1; gn <= nth && gn <= ntiles; gn++) {
+            const int64_t ntasks = nbatch * gm * gn;
+            if (ntasks > 4 * (int64_t)nth && (gm > 1 || gn > 1)) continue;
+            const int64_t per = (ntasks + nth - 1) / nth;
+            const double mt = (double)((mtiles + gm - 1) / gm * 32);
+            const double nt = (double)((ntiles + gn - 1) / gn * 8);
+            const double panels = (double)(((int64_t)nt + MMX_NX - 1) / MMX_NX);
+            const double cost = (double)per * (2.0 * mt * nt * (double)K / 1024.0 +
+                                               0.15 * nt * (double)K + 0.03 * mt * (double)K * panels);
+            if (best < 0 || cost < best * 0.999) { best = cost; best_gm = gm; best_gn = gn; }
+        }
+    }
+    *gm_out = best_gm;
+    *gn_out = best_gn;
+}
 #endif
 #endif
