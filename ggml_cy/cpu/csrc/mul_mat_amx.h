@@ -42,10 +42,10 @@
 #define MMX_KC 2048     /* K block: a 128 x 2048 bf16 panel of b is 512 KiB (L2) */
 #define MMX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
 
-/* Bytes of per-thread scratch: the b panel, the zero-padded A copy (32 rows x KC) and a C
- * staging tile, plus alignment slack. */
+/* Bytes of per-thread scratch: the b panel, the zero-padded A copy (32 rows x KC), a C
+ * staging tile and the C tiles of one row of 32 x 32 blocks, plus alignment slack. */
 static inline size_t mmx_work_bytes(void) {
-    return (size_t)MMX_NX * MMX_KC * 2 + (size_t)32 * MMX_KC * 2 + 4 * 1024 + 256;
+    return (size_t)MMX_NX * MMX_KC * 2 + (size_t)32 * MMX_KC * 2 + 1024 + (size_t)MMX_NX / 32 * 4096 + 256;
 }
 
 /* 1 when the tiles may be used in this process (checked once; not thread-safe on the very
@@ -172,29 +172,71 @@ MMX_TARGET static inline void mmx_c_in(float * st, const float * d, int64_t ldd,
     for (int i = 0; i < 16; i++) _mm512_store_si512((__m512i *)(st + 16 * i), r[i]);
 }
 
-/* dst[n][m], m in [0, mm) (mm <= 32), n in [0, nn) (nn <= 32) at d (row stride ldd floats),
- * over one K block: A from `ap` (32 rows, row stride lda bytes; full 32-k chunks only:
- * nfull of them) then the zero-padded tail `tail` (32 rows x 32, or NULL); B from bv (the
- * panel's 16-column groups g0 and g0 + 1, gstride dwords apart). first: start from zero,
- * else add to what dst holds. */
-MMX_TARGET static inline void mmx_block(const char * ap, int64_t lda, int64_t nfull,
-                                        const uint16_t * tail, const uint32_t * bv0,
-                                        int64_t gstride, int first, float * d, int64_t ldd,
-                                        int mm, int nn, float * st) {
+/* The C tiles of one 32 x 32 block: 0 = (m 0-15, n 0-15), 1 = (m 0-15, n 16-31),
+ * 2 = (m 16-31, n 0-15), 3 = (m 16-31, n 16-31); tiles a block does not reach stay unused.
+ * Start: zero, from dst (transposed through st) or from the thread's native scratch cs. */
+enum { MMX_C_ZERO = 0, MMX_C_DST = 1, MMX_C_SCRATCH = 2 };
+
+MMX_TARGET static inline void mmx_c_start(int mode, float * d, int64_t ldd, int mm, int nn,
+                                          const float * cs, float * st) {
     const int two_n = nn > 16, two_m = mm > 16;
-    const uint32_t * bv1 = bv0 + gstride;
-    if (first) {
+    const int m0 = mm < 16 ? mm : 16, n0 = nn < 16 ? nn : 16;
+    if (mode == MMX_C_ZERO) {
         _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+    } else if (mode == MMX_C_SCRATCH) {
+        _tile_loadd(0, cs, 64);
+        if (two_n) _tile_loadd(1, cs + 256, 64);
+        if (two_m) _tile_loadd(2, cs + 512, 64);
+        if (two_m && two_n) _tile_loadd(3, cs + 768, 64);
     } else {
-        mmx_c_in(st, d, ldd, mm < 16 ? mm : 16, nn < 16 ? nn : 16); _tile_loadd(0, st, 64);
-        if (two_n) { mmx_c_in(st, d + 16 * ldd, ldd, mm < 16 ? mm : 16, nn - 16); _tile_loadd(1, st, 64); }
-        if (two_m) { mmx_c_in(st, d + 16, ldd, mm - 16, nn < 16 ? nn : 16); _tile_loadd(2, st, 64); }
+        mmx_c_in(st, d, ldd, m0, n0); _tile_loadd(0, st, 64);
+        if (two_n) { mmx_c_in(st, d + 16 * ldd, ldd, m0, nn - 16); _tile_loadd(1, st, 64); }
+        if (two_m) { mmx_c_in(st, d + 16, ldd, mm - 16, n0); _tile_loadd(2, st, 64); }
         if (two_m && two_n) { mmx_c_in(st, d + 16 * ldd + 16, ldd, mm - 16, nn - 16); _tile_loadd(3, st, 64); }
     }
+}
+
+/* End: to dst (transposed, only the valid m < mm, n < nn) or to the scratch cs. */
+MMX_TARGET static inline void mmx_c_end(int to_dst, float * d, int64_t ldd, int mm, int nn,
+                                        float * cs, float * st) {
+    const int two_n = nn > 16, two_m = mm > 16;
+    const int m0 = mm < 16 ? mm : 16, n0 = nn < 16 ? nn : 16;
+    if (!to_dst) {
+        _tile_stored(0, cs, 64);
+        if (two_n) _tile_stored(1, cs + 256, 64);
+        if (two_m) _tile_stored(2, cs + 512, 64);
+        if (two_m && two_n) _tile_stored(3, cs + 768, 64);
+        return;
+    }
+    _tile_stored(0, st, 64); mmx_c_out(st, d, ldd, m0, n0);
+    if (two_n) { _tile_stored(1, st, 64); mmx_c_out(st, d + 16 * ldd, ldd, m0, nn - 16); }
+    if (two_m) { _tile_stored(2, st, 64); mmx_c_out(st, d + 16, ldd, mm - 16, n0); }
+    if (two_m && two_n) { _tile_stored(3, st, 64); mmx_c_out(st, d + 16 * ldd + 16, ldd, mm - 16, nn - 16); }
+}
+
+#ifndef MMX_PF
+#define MMX_PF 1        /* prefetch the B tiles two chunks ahead into L1 */
+#endif
+#if MMX_PF
+#define MMX_PREFETCH_B(p) do { for (int l_ = 0; l_ < 16; l_++) \
+        _mm_prefetch((const char *)((p) + 16 * l_), _MM_HINT_T0); } while (0)
+#else
+#define MMX_PREFETCH_B(p) do { } while (0)
+#endif
+
+/* The 32-k chunks [c_lo, c_hi) of A (32 rows at ap, row stride lda bytes) against B (the
+ * 16-column groups at bv0 / bv1, 256 dwords per chunk), then the zero-padded tail (32 rows x
+ * 32 at `tail`, chunk c_hi of B) when tail != NULL. (Prefetches past the panel's end are
+ * harmless: prefetching never faults.) */
+MMX_TARGET static inline void mmx_chunks(const char * ap, int64_t lda, int64_t c_lo,
+                                         int64_t c_hi, const uint16_t * tail,
+                                         const uint32_t * bv0, const uint32_t * bv1, int mm,
+                                         int nn) {
+    const int two_n = nn > 16, two_m = mm > 16;
     const char * a1 = ap + 16 * lda;
-    /* the four cases keep the unused tiles out of the loop (mat-vec: one column group) */
     if (two_m && two_n) {
-        for (int64_t c = 0; c < nfull; c++) {
+        for (int64_t c = c_lo; c < c_hi; c++) {
+            MMX_PREFETCH_B(bv0 + (c + 2) * 256); MMX_PREFETCH_B(bv1 + (c + 2) * 256);
             _tile_loadd(4, ap + c * 64, lda);
             _tile_loadd(5, a1 + c * 64, lda);
             _tile_loadd(6, bv0 + c * 256, 64);
@@ -204,12 +246,13 @@ MMX_TARGET static inline void mmx_block(const char * ap, int64_t lda, int64_t nf
         }
         if (tail) {
             _tile_loadd(4, tail, 64); _tile_loadd(5, tail + 16 * 32, 64);
-            _tile_loadd(6, bv0 + nfull * 256, 64); _tile_loadd(7, bv1 + nfull * 256, 64);
+            _tile_loadd(6, bv0 + c_hi * 256, 64); _tile_loadd(7, bv1 + c_hi * 256, 64);
             _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
             _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
         }
     } else if (two_m) {
-        for (int64_t c = 0; c < nfull; c++) {
+        for (int64_t c = c_lo; c < c_hi; c++) {
+            MMX_PREFETCH_B(bv0 + (c + 2) * 256);
             _tile_loadd(4, ap + c * 64, lda);
             _tile_loadd(5, a1 + c * 64, lda);
             _tile_loadd(6, bv0 + c * 256, 64);
@@ -217,11 +260,12 @@ MMX_TARGET static inline void mmx_block(const char * ap, int64_t lda, int64_t nf
         }
         if (tail) {
             _tile_loadd(4, tail, 64); _tile_loadd(5, tail + 16 * 32, 64);
-            _tile_loadd(6, bv0 + nfull * 256, 64);
+            _tile_loadd(6, bv0 + c_hi * 256, 64);
             _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(2, 5, 6);
         }
     } else if (two_n) {
-        for (int64_t c = 0; c < nfull; c++) {
+        for (int64_t c = c_lo; c < c_hi; c++) {
+            MMX_PREFETCH_B(bv0 + (c + 2) * 256); MMX_PREFETCH_B(bv1 + (c + 2) * 256);
             _tile_loadd(4, ap + c * 64, lda);
             _tile_loadd(6, bv0 + c * 256, 64);
             _tile_loadd(7, bv1 + c * 256, 64);
@@ -229,27 +273,28 @@ MMX_TARGET static inline void mmx_block(const char * ap, int64_t lda, int64_t nf
         }
         if (tail) {
             _tile_loadd(4, tail, 64);
-            _tile_loadd(6, bv0 + nfull * 256, 64); _tile_loadd(7, bv1 + nfull * 256, 64);
+            _tile_loadd(6, bv0 + c_hi * 256, 64); _tile_loadd(7, bv1 + c_hi * 256, 64);
             _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
         }
     } else {
-        for (int64_t c = 0; c < nfull; c++) {
+        for (int64_t c = c_lo; c < c_hi; c++) {
+            MMX_PREFETCH_B(bv0 + (c + 2) * 256);
             _tile_loadd(4, ap + c * 64, lda);
             _tile_loadd(6, bv0 + c * 256, 64);
             _tile_dpbf16ps(0, 4, 6);
         }
         if (tail) {
             _tile_loadd(4, tail, 64);
-            _tile_loadd(6, bv0 + nfull * 256, 64);
+            _tile_loadd(6, bv0 + c_hi * 256, 64);
             _tile_dpbf16ps(0, 4, 6);
         }
     }
-    _tile_stored(0, st, 64);
-    mmx_c_out(st, d, ldd, mm < 16 ? mm : 16, nn < 16 ? nn : 16);
-    if (two_n) { _tile_stored(1, st, 64); mmx_c_out(st, d + 16 * ldd, ldd, mm < 16 ? mm : 16, nn - 16); }
-    if (two_m) { _tile_stored(2, st, 64); mmx_c_out(st, d + 16, ldd, mm - 16, nn < 16 ? nn : 16); }
-    if (two_m && two_n) { _tile_stored(3, st, 64); mmx_c_out(st, d + 16 * ldd + 16, ldd, mm - 16, nn - 16); }
 }
+
+#ifndef MMX_KS
+#define MMX_KS 256      /* k per sub-block: the A panel (32 x 256 bf16, 16 KiB) stays in L1
+                           while the panel's column pairs pass */
+#endif
 
 /* dst block: rows n in [0, N) of b (row stride ldb bytes), columns m in [0, M) of a (bf16,
  * row stride lda bytes), K elements; d = dst at (n 0, m 0), row stride ldd floats.
@@ -263,6 +308,7 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
     uint32_t * bv = (uint32_t *)w;
     uint16_t * apad = (uint16_t *)(w + (size_t)MMX_NX * MMX_KC * 2);
     float * st = (float *)(w + (size_t)MMX_NX * MMX_KC * 2 + (size_t)32 * MMX_KC * 2);
+    float * cs = st + 256;      /* MMX_NX / 32 blocks of 4 C tiles (16 KiB) */
     if (K <= 0) {
         for (int64_t n = 0; n < N; n++) memset(d + n * ldd, 0, (size_t)M * 4);
         return;
@@ -278,21 +324,35 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
             for (int64_t m0 = 0; m0 < M; m0 += 32) {
                 const int64_t mm = M - m0 < 32 ? M - m0 : 32;
                 const char * ap = a + m0 * lda + k0 * 2;
-                const uint16_t * tail = NULL;
-                int64_t nf = nfull;
+                int64_t la = lda, nf = nfull;
+                int has_tail = 0;
                 if (mm < 32) {      /* rows past M: all of this K block from a padded copy */
                     mmx_pad_a(a + m0 * lda, lda, mm, k0, kb, apad);
-                    ap = (const char *)apad; nf = kb32 / 32;
-                    /* the copy has row stride kb32 elements */
+                    ap = (const char *)apad; nf = kb32 / 32; la = kb32 * 2;
                 } else if (kb % 32) {
                     mmx_pad_a(a + m0 * lda, lda, 32, k0 + nfull * 32, kb - nfull * 32, apad);
-                    tail = apad;
+                    has_tail = 1;
                 }
-                const int64_t la = (mm < 32) ? kb32 * 2 : lda;
-                for (int64_t j = 0; j < nn; j += 32) {
-                    const int64_t jn = nn - j < 32 ? nn - j : 32;
-                    mmx_block(ap, la, nf, tail, bv + (j / 16) * gstride, gstride, k0 == 0,
-                              d + (n0 + j) * ldd + m0, ldd, (int)mm, (int)jn, st);
+                /* sub-blocks of MMX_KS k: the A panel stays in L1 while the column pairs of
+                 * the panel pass; the C tiles wait in the scratch between sub-blocks */
+                const int64_t cstep = MMX_KS / 32, nsub = nf + has_tail;
+                for (int64_t c0 = 0; c0 < nsub; c0 += cstep) {
+                    const int64_t c1 = c0 + cstep < nsub ? c0 + cstep : nsub;
+                    const int first = c0 == 0, last = c1 == nsub;
+                    /* the tail chunk is the last one: it runs from the padded copy */
+                    const int tail_here = has_tail && last;
+                    const int64_t run_hi = tail_here ? c1 - 1 : c1;
+                    for (int64_t j = 0; j < nn; j += 32) {
+                        const int jn = (int)(nn - j < 32 ? nn - j : 32);
+                        float * dj = d + (n0 + j) * ldd + m0;
+                        float * csj = cs + (j / 32) * 1024;
+                        const uint32_t * b0 = bv + (j / 16) * gstride;
+                        mmx_c_start(first ? (k0 == 0 ? MMX_C_ZERO : MMX_C_DST) : MMX_C_SCRATCH,
+                                    dj, ldd, (int)mm, jn, csj, st);
+                        mmx_chunks(ap, la, c0, run_hi, tail_here ? apad : NULL, b0,
+                                   b0 + gstride, (int)mm, jn);
+                        mmx_c_end(last, dj, ldd, (int)mm, jn, csj, st);
+                    }
                 }
             }
         }
