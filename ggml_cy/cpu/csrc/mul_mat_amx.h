@@ -292,8 +292,11 @@ MMX_TARGET static inline void mmx_chunks(const char * ap, int64_t lda, int64_t c
 }
 
 #ifndef MMX_KS
-#define MMX_KS 256      /* k per sub-block: the A panel (32 x 256 bf16, 16 KiB) stays in L1
-                           while the panel's column pairs pass */
+#define MMX_KS 512      /* k per sub-block: the A panel (32 x 512 bf16, 32 KiB) stays in L1
+                           while the panel's column pairs pass. Device round amx4 (16-core
+                           Xeon, tools/device/amx_probe2.c): 256, 512, 2048 and prefetch on/off
+                           were within the host's noise of each other at 2 and 16 threads;
+                           512 with prefetch was never far from the best. */
 #endif
 
 /* dst block: rows n in [0, N) of b (row stride ldb bytes), columns m in [0, M) of a (bf16,
