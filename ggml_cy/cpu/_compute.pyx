@@ -78,6 +78,7 @@ cdef extern from "quantize_tensor.h" nogil:
     void gcy_qz_part(ggml_tensor * dst, const ggml_tensor * src, int ith, int nth)
     bint gcy_qz_is_quantized "ggml_cy_is_quantized"(int type)
 
+include "_mul_mat_deps.pxi"      # the headers mul_mat.h includes, as build dependencies
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)

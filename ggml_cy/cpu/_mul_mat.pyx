@@ -15,6 +15,7 @@ from ggml_cy.core._core cimport Tensor
 from ggml_cy.cpu._kernels cimport default_num_threads, pool_run
 from ggml_cy.core._core cimport scratch_take, scratch_give
 
+include "_mul_mat_deps.pxi"      # the headers mul_mat.h includes, as build dependencies
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)

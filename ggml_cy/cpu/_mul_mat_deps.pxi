@@ -1,0 +1,7 @@
+# The headers mul_mat.h includes (ggml_cy/cpu/csrc), named so that cythonize lists them as
+# dependencies of the modules that include this file (_compute, _mul_mat): a change to any
+# of them rebuilds those modules (a header reached only through another is not tracked).
+cdef extern from "matvec_repack.h":
+    pass
+cdef extern from "mul_mat_amx.h":
+    pass
