@@ -70,16 +70,19 @@ static int test_shape(int64_t M, int64_t N, int64_t K) {
 }
 
 static void speed(int64_t M, int64_t N, int64_t K, int reps) {
-    uint16_t *a = aligned_alloc(64, M * K * 2); float *b = aligned_alloc(64, N * K * 4), *d = aligned_alloc(64, M * N * 4);
+    /* PROBE_A_OFFSET bytes past a 64-byte boundary: the weights' alignment in an arena */
+    const int off = getenv("PROBE_A_OFFSET") ? atoi(getenv("PROBE_A_OFFSET")) : 0;
+    char *abase = aligned_alloc(64, M * K * 2 + 64);
+    uint16_t *a = (uint16_t *)(abase + off); float *b = aligned_alloc(64, N * K * 4), *d = aligned_alloc(64, M * N * 4);
     for (int64_t i = 0; i < M * K; i++) a[i] = f2bf((float)rand() / RAND_MAX - 0.5f);
     for (int64_t i = 0; i < N * K; i++) b[i] = (float)rand() / RAND_MAX - 0.5f;
     int nth = omp_get_max_threads(), gm, gn; grid(M, N, K, nth, &gm, &gn);
     double ts[64];
     for (int r = 0; r < reps; r++) { double t0 = now(); run(a, M, b, N, K, d, gm, gn); ts[r] = now() - t0; }
     for (int i = 0; i < reps; i++) for (int j = i + 1; j < reps; j++) if (ts[j] < ts[i]) { double t = ts[i]; ts[i] = ts[j]; ts[j] = t; }
-    printf("[KS=%d PF=%d] mmx %ldx%ldx%ld threads=%d grid %dx%d: median %.1f us = %.0f GFLOP/s (min %.1f us)\n", MMX_KS, MMX_PF, (long)M, (long)K, (long)N,
+    printf("[KS=%d PF=%d off=%d] mmx %ldx%ldx%ld threads=%d grid %dx%d: median %.1f us = %.0f GFLOP/s (min %.1f us)\n", MMX_KS, MMX_PF, off, (long)M, (long)K, (long)N,
            nth, gm, gn, ts[reps / 2] * 1e6, 2.0 * M * N * K / ts[reps / 2] * 1e-9, ts[0] * 1e6);
-    free(a); free(b); free(d);
+    free(abase); free(b); free(d);
 }
 
 int main(void) {
@@ -92,6 +95,21 @@ int main(void) {
     if (getenv("PROBE_SPEED_ONLY")) goto speed_only;
     int64_t shapes[][3] = {{64, 64, 96}, {37, 5, 33}, {33, 40, 1000}, {70, 3, 4100}, {16, 17, 31}, {100, 130, 2050}, {1, 1, 1}};
     for (int s = 0; s < 7; s++) ok &= test_shape(shapes[s][0], shapes[s][1], shapes[s][2]);
+    {   /* the weights in place (64-byte aligned rows) and copied (rows 16 bytes off) */
+        const int64_t M = 96, N = 40, K = 1536;
+        char *al = aligned_alloc(64, M * K * 2 + 64);
+        uint16_t *a0 = (uint16_t *)al, *a1 = (uint16_t *)(al + 16);
+        float *b = malloc(N * K * 4), *d0 = malloc(M * N * 4), *d1 = malloc(M * N * 4);
+        for (int64_t i = 0; i < M * K; i++) a0[i] = f2bf((float)rand() / RAND_MAX - 0.5f);
+        for (int64_t i = 0; i < N * K; i++) b[i] = (float)rand() / RAND_MAX - 0.5f;
+        run(a0, M, b, N, K, d0, 2, 2);
+        memmove(a1, a0, M * K * 2);
+        run(a1, M, b, N, K, d1, 3, 1);
+        const int same = !memcmp(d0, d1, M * N * 4);
+        printf("  in place vs copied panel: same bits %s\n", same ? "yes" : "NO");
+        ok &= same;
+        free(al); free(b); free(d0); free(d1);
+    }
     printf("correctness: %s\n", ok ? "PASS" : "FAIL");
 #ifdef MMX_EMU
     return !ok;

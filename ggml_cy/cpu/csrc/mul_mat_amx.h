@@ -43,9 +43,11 @@
 #define MMX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
 
 /* Bytes of per-thread scratch: the b panel, the zero-padded A copy (32 rows x KC), a C
- * staging tile and the C tiles of one row of 32 x 32 blocks, plus alignment slack. */
+ * staging tile, the C tiles of one row of 32 x 32 blocks and an aligned A panel (32 rows x
+ * MMX_KS), plus alignment slack. */
 static inline size_t mmx_work_bytes(void) {
-    return (size_t)MMX_NX * MMX_KC * 2 + (size_t)32 * MMX_KC * 2 + 1024 + (size_t)MMX_NX / 32 * 4096 + 256;
+    return (size_t)MMX_NX * MMX_KC * 2 + (size_t)32 * MMX_KC * 2 + 1024 +
+           (size_t)MMX_NX / 32 * 4096 + (size_t)32 * MMX_KS * 2 + 256;
 }
 
 /* 1 when the tiles may be used in this process (checked once; not thread-safe on the very
@@ -312,6 +314,7 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
     uint16_t * apad = (uint16_t *)(w + (size_t)MMX_NX * MMX_KC * 2);
     float * st = (float *)(w + (size_t)MMX_NX * MMX_KC * 2 + (size_t)32 * MMX_KC * 2);
     float * cs = st + 256;      /* MMX_NX / 32 blocks of 4 C tiles (16 KiB) */
+    char * apanel = (char *)(cs + (MMX_NX / 32) * 1024);   /* 32 rows x MMX_KS, aligned */
     if (K <= 0) {
         for (int64_t n = 0; n < N; n++) memset(d + n * ldd, 0, (size_t)M * 4);
         return;
@@ -345,14 +348,25 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
                     /* the tail chunk is the last one: it runs from the padded copy */
                     const int tail_here = has_tail && last;
                     const int64_t run_hi = tail_here ? c1 - 1 : c1;
+                    /* rows not 64-byte aligned (ggml's 16-byte arena alignment, GGUF's 32):
+                     * every tile row would straddle two cache lines, which measured ~3x
+                     * slower; copy the sub-block's panel (32 KiB, then L1-resident) */
+                    const char * sap = ap + c0 * 64;
+                    int64_t sla = la;
+                    if ((((uintptr_t)sap | (uintptr_t)la) & 63) && run_hi > c0) {
+                        for (int r = 0; r < 32; r++)
+                            memcpy(apanel + (size_t)r * MMX_KS * 2, sap + r * la,
+                                   (size_t)(run_hi - c0) * 64);
+                        sap = apanel; sla = MMX_KS * 2;
+                    }
                     for (int64_t j = 0; j < nn; j += 32) {
                         const int jn = (int)(nn - j < 32 ? nn - j : 32);
                         float * dj = d + (n0 + j) * ldd + m0;
                         float * csj = cs + (j / 32) * 1024;
-                        const uint32_t * b0 = bv + (j / 16) * gstride;
+                        const uint32_t * b0 = bv + (j / 16) * gstride + c0 * 256;
                         mmx_c_start(first ? (k0 == 0 ? MMX_C_ZERO : MMX_C_DST) : MMX_C_SCRATCH,
                                     dj, ldd, (int)mm, jn, csj, st);
-                        mmx_chunks(ap, la, c0, run_hi, tail_here ? apad : NULL, b0,
+                        mmx_chunks(sap, sla, 0, run_hi - c0, tail_here ? apad : NULL, b0,
                                    b0 + gstride, (int)mm, jn);
                         mmx_c_end(last, dj, ldd, (int)mm, jn, csj, st);
                     }
