@@ -40,6 +40,13 @@
 
 #define MMX_NX 128      /* columns of b per packed panel */
 #define MMX_KC 2048     /* K block: a 128 x 2048 bf16 panel of b is 512 KiB (L2) */
+#ifndef MMX_KS
+#define MMX_KS 512      /* k per sub-block: the A panel (32 x 512 bf16, 32 KiB) stays in L1
+                           while the panel's column pairs pass. Device round amx4 (16-core
+                           Xeon, tools/device/amx_probe2.c): 256, 512, 2048 and prefetch on/off
+                           were within the host's noise of each other at 2 and 16 threads;
+                           512 with prefetch was never far from the best. */
+#endif
 #define MMX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
 
 /* Bytes of per-thread scratch: the b panel, the zero-padded A copy (32 rows x KC), a C
@@ -293,13 +300,6 @@ MMX_TARGET static inline void mmx_chunks(const char * ap, int64_t lda, int64_t c
     }
 }
 
-#ifndef MMX_KS
-#define MMX_KS 512      /* k per sub-block: the A panel (32 x 512 bf16, 32 KiB) stays in L1
-                           while the panel's column pairs pass. Device round amx4 (16-core
-                           Xeon, tools/device/amx_probe2.c): 256, 512, 2048 and prefetch on/off
-                           were within the host's noise of each other at 2 and 16 threads;
-                           512 with prefetch was never far from the best. */
-#endif
 
 /* dst block: rows n in [0, N) of b (row stride ldb bytes), columns m in [0, M) of a (bf16,
  * row stride lda bytes), K elements; d = dst at (n 0, m 0), row stride ldd floats.
