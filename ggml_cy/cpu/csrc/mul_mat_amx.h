@@ -47,6 +47,9 @@
                            were within the host's noise of each other at 2 and 16 threads;
                            512 with prefetch was never far from the best. */
 #endif
+#ifndef MMX_COPY_MISALIGNED
+#define MMX_COPY_MISALIGNED 1
+#endif
 #define MMX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
 
 /* Bytes of per-thread scratch: the b panel, the zero-padded A copy (32 rows x KC), a C
@@ -348,12 +351,14 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
                     /* the tail chunk is the last one: it runs from the padded copy */
                     const int tail_here = has_tail && last;
                     const int64_t run_hi = tail_here ? c1 - 1 : c1;
-                    /* rows not 64-byte aligned (ggml's 16-byte arena alignment, GGUF's 32):
-                     * every tile row would straddle two cache lines, which measured ~3x
-                     * slower; copy the sub-block's panel (32 KiB, then L1-resident) */
+                    /* rows not 64-byte aligned (ggml's 16-byte arena alignment, GGUF's 32)
+                     * make every tile row straddle two cache lines: where the panel serves
+                     * several column pairs, copy the sub-block (32 KiB, L1-resident after);
+                     * a mat-vec streams its weights once and reads them in place */
                     const char * sap = ap + c0 * 64;
                     int64_t sla = la;
-                    if ((((uintptr_t)sap | (uintptr_t)la) & 63) && run_hi > c0) {
+                    if (MMX_COPY_MISALIGNED && nn > 32 && (((uintptr_t)sap | (uintptr_t)la) & 63) &&
+                        run_hi > c0) {
                         for (int r = 0; r < 32; r++)
                             memcpy(apanel + (size_t)r * MMX_KS * 2, sap + r * la,
                                    (size_t)(run_hi - c0) * 64);
