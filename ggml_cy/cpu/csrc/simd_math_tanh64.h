@@ -3,7 +3,7 @@
  *
  * The same numerics as the form it replaces (tanh |x| = -em / (2 + em), em = e^(-2|x|) - 1
  * from sm_expm1t_core's table and polynomial, the quotient corrected by its exact residual:
- * within 0.52 ulp), in 44 vector operations per 8 lanes instead of 53 (vdivpd counted as
+ * within 0.53 ulp), in 43 vector operations per 8 lanes instead of 53 (vdivpd counted as
  * its 3 uops on Intel; the cost model of the 16-core Xeon, where 512-bit operations issue
  * on two ports, so the count is the time). Where the operations went:
  *   - |x| clamped to 20 by one vrangepd (min of magnitudes, sign forced negative: -a),
@@ -17,6 +17,9 @@
  *     T_hi = e^(j ln2/16 + eps_j), eps_j (below 2^-53) read from a register table in place
  *     of T_lo and added to the low part of k ln2/16 in the multiply-add that already
  *     forms it (tools/fit_tanh64.py).
+ *   - the polynomial takes rh = -a - k Lhi/2 (exact; its coefficients scaled by powers of 2
+ *     for 2 rh) instead of the rounded r = 2 rh + nd and r's rounding error (two operations):
+ *     the small rest nd (|nd| < 2^-31) joins the low part as nd (1 + p), one multiply-add.
  *   - everything is halved: g = em/2 = (S/2 - 1/2) + (S/2) p (S/2 from the table with its
  *     exponent one lower, no operation), tanh = -g / (1 + g), and 1 / (1 + g) = 1 - q for
  *     the correction (the old form's 1/(2 + em) = (1 - q)/2 needed the extra half).
@@ -24,8 +27,9 @@
  *     product stays exact inside both), instead of a rounded product, its error by a
  *     separate FMA and a two-sum.
  * Steps (a = min(|x|, 20), beyond which tanh rounds to 1):
- *   -2a = k ln2/16 + eps_j + r, k = 16 n + j <= 0, |r| <= ln2/32 (+2^-31), r + c exact;
- *   e^r - 1 = p + pl (sm_expm1t_core's degree-5 Q, tools/fit_expm1_64.py);
+ *   -2a = k ln2/16 + eps_j + 2 rh + nd, k = 16 n + j <= 0, |2 rh| <= ln2/32, rh exact;
+ *   e^(2 rh + nd) - 1 = p + pl: p = e^(2 rh) - 1 (sm_expm1t_core's degree-5 Q,
+ *     tools/fit_expm1_64.py), pl = p's rounding + nd (1 + p);
  *   g = (e^(-2a) - 1)/2 = hi + lo, S = 2^n T_hi:  Q = S/2 - 1/2 (exact when S >= 1/2,
  *     its error Qe otherwise), hi = fma(S/2, p, Q), lo = fma(S/2, p, Q - hi) + Qe
  *     + (S/2) pl;
@@ -56,8 +60,8 @@ static const int64_t __attribute__((aligned(64))) sm_tanh64_shi[16] = {
 static inline sm_vd sm_tanh_d512(sm_vd x) {
     /* -a = -min(|x|, 20) (imm 0x0e: minimum of magnitudes, sign set); QNaN -> -20 */
     sm_vd na = (sm_vd)_mm512_range_pd((__m512d)x, (__m512d)sm_bcd(20.0), 0x0e);
-    /* -2a = k ln2/16 + eps_j + r: k from -a 32/ln2, rh = -a - k Lhi/2 exact (Lhi: 21 trailing
-     * zero bits, |k| <= 924), nd = -(k Llo + eps_j), r = 2 rh + nd and its rounding c */
+    /* -2a = k ln2/16 + eps_j + 2 rh + nd: k from -a 32/ln2, rh = -a - k Lhi/2 exact (Lhi:
+     * 21 trailing zero bits, |k| <= 924), nd = -(k Llo + eps_j) */
     sm_vd t = na * (2.0 * SM_EXPT_INVL16) + SM_MAGICD;
     sm_vd fn = t - SM_MAGICD;
     sm_vl kt = (sm_vl)t;
@@ -68,17 +72,17 @@ static inline sm_vd sm_tanh_d512(sm_vd x) {
     sm_vd ne = sm_lut16d(sm_tanh64_neps, kt);
     sm_vd rh = na - fn * (0.5 * SM_EXPT_L16HI);
     sm_vd nd = ne - fn * SM_EXPT_L16LO;
-    sm_vd r = rh * 2.0 + nd;
-    sm_vd c = (rh * 2.0 - r) + nd;
-    /* e^r - 1 = p + pl: sm_expm1t_core's polynomial */
-    sm_vd r2 = r * r;
-    sm_vd p01 = 0x1.5555555555551p-3 * r + 0x1.0000000000003p-1;
-    sm_vd p23 = 0x1.111111115e8eap-7 * r + 0x1.55555554aaa4cp-5;
-    sm_vd p45 = 0x1.a01a58f0c33b7p-13 * r + 0x1.6c1821fc9e7d7p-10;
+    /* e^(2 rh) - 1 = 2 rh + rh^2 Q'(rh), Q' = sm_expm1t_core's Q(r) with r = 2 rh (its
+     * coefficients times 4 2^i, exact); e^(2 rh + nd) - 1 = p + pl with pl = p's rounding
+     * error + nd (1 + p) (nd^2 and the rounding of pl's terms are far below an ulp of g) */
+    sm_vd r2 = rh * rh;
+    sm_vd p01 = (4 * 2 * 0x1.5555555555551p-3) * rh + (4 * 0x1.0000000000003p-1);
+    sm_vd p23 = (4 * 8 * 0x1.111111115e8eap-7) * rh + (4 * 4 * 0x1.55555554aaa4cp-5);
+    sm_vd p45 = (4 * 32 * 0x1.a01a58f0c33b7p-13) * rh + (4 * 16 * 0x1.6c1821fc9e7d7p-10);
     sm_vd q = (p45 * r2 + p23) * r2 + p01;
-    sm_vd tq = r2 * q + c;
-    sm_vd p = r + tq;
-    sm_vd pl = (r - p) + tq;
+    sm_vd tq = r2 * q;
+    sm_vd p = rh * 2.0 + tq;
+    sm_vd pl = ((rh * 2.0 - p) + tq) + (nd * p + nd);
     /* g = (e^(-2a) - 1)/2 = hi + lo; Q - hi is exact (|Q| >= |S p / 2| or Q = 0) */
     sm_vd Q = S - 0.5;
     sm_vd hi = (sm_vd)_mm512_fmadd_pd((__m512d)S, (__m512d)p, (__m512d)Q);
