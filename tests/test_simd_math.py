@@ -566,6 +566,35 @@ def test_float64_every_layout_gives_the_same_bits(name):
     assert np.array_equal(ggml_cy.evaluate(f"{name}(a)", a=x), base)
 
 
+def test_float64_tanh_special_lanes():
+    """float64 tanh at the AVX-512 levels (csrc/simd_math_tanh64.h) clamps |x| to 20 with
+    vrangepd, which turns a quiet NaN into 20, and puts NaN lanes back with vfixupimmpd: a
+    NaN (either sign, any payload), +-inf, |x| >= 20, +-0 and subnormals in any lane give
+    numpy's result and leave the bits of the other lanes of their vector unchanged."""
+    rng = np.random.default_rng(6)
+    xs = rng.standard_normal(4096) * 3
+    nans = np.array([0x7ff8000000000000, 0xfff8000000000000, 0x7ff8000000000123,
+                     0xfff8000000000001], np.uint64).view(np.float64)
+    specials = list(nans) + [np.inf, -np.inf, 20.0, -20.0, 19.999, 1e300, 0.0, -0.0, 5e-324,
+                             -1e-310]
+    fn = _cy("tanh")
+    with np.errstate(all="ignore"):
+        base = fn(xs)
+        for k, v in enumerate(specials):
+            y = xs.copy()
+            y[k::37] = v
+            got = fn(y)
+            mask = np.ones(len(y), bool)
+            mask[k::37] = False
+            assert np.array_equal(got[mask], base[mask]), v
+            want = np.tanh(np.float64(v))
+            if np.isnan(v):
+                assert np.isnan(got[k::37]).all(), v
+            else:
+                assert (got[k::37] == want).all(), (v, got[k], want)
+                assert (np.signbit(got[k::37]) == np.signbit(want)).all(), v
+
+
 def test_bad_inputs_raise_cleanly():
     for name in ("erf", "log2", "expm1", "gelu_erf"):
         fn = _cy(name)

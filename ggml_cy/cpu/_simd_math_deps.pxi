@@ -26,3 +26,5 @@ cdef extern from "simd_math_exp64.h":
     pass
 cdef extern from "simd_math_sincos64.h":
     pass
+cdef extern from "simd_math_tanh64.h":
+    pass

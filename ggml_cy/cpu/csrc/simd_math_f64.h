@@ -12,8 +12,8 @@
  *          by a two-sum), sin r to r^17, cos r to r^18; |x| >= 2^20 (and inf, NaN) through
  *          the C library; with FMA (avx2, avx512) the rows take simd_math_sincos64.h's
  *          form (minimax polynomials, an FMA reduction: 0.6x the operations);
- *   tanh   em / (em + 2), em = expm1(2|x|); AVX-512: -em / (2 + em), em = expm1(-2|x|)
- *          from sm_expm1t_core (one form for every |x|, see sm_tanh_d512);
+ *   tanh   em / (em + 2), em = expm1(2|x|); AVX-512: -g / (1 + g), g = expm1(-2|x|)/2
+ *          from sm_expm1t_core's table and polynomial (simd_math_tanh64.h);
  *   sigmoid, silu  1 / (1 + e) with 1 + e's rounding error corrected, e = e^-|x|.
  * Accuracy is measured against mpmath by tests/test_simd_math.py (README "Math
  * functions"). */
@@ -482,29 +482,9 @@ static inline sm_vd sm_cos_d(sm_vd x) { return sm_sincos_d(x, 1); }
 #include "simd_math_sincos64.h"
 
 /* ------------------------------------------------------------------ tanh */
-#if SM_F64_512
-/* AVX-512: tanh |x| = -em / (2 + em), em = e^(-2|x|) - 1 in (-1, 0] (no overflow, no
- * branch between small and large |x|, one select for NaN); em + eml from sm_expm1t_core,
- * 2 + em as d + dl (a two-sum), the quotient corrected by its exact residual (FMA),
- * 1/d = (1 - q)/2: within 0.52 ulp (numpy's own: 1.14). |x| clamped to 20 (an integer min:
- * inf and NaN too, no flag), beyond which tanh rounds to 1. */
-static inline sm_vd sm_tanh_d512(sm_vd x) {
-    sm_vl ix = (sm_vl)x, ia = ix & 0x7fffffffffffffffLL;
-    sm_vd a = (sm_vd)_mm512_min_epi64((__m512i)ia, (__m512i)sm_bcl(0x4034000000000000LL));
-    sm_vd eml;
-    sm_vd em = sm_expm1t_core(-2.0 * a, &eml, 1);
-    sm_vd d = 2.0 + em;
-    sm_vd dl = ((2.0 - d) + em) + eml;
-    sm_vd qt = em / d;
-    sm_vd rr = -sm_fmsd(qt, d, em);                                /* em - qt d, exact */
-    qt = qt + ((rr + eml) - qt * dl) * (0.5 - 0.5 * qt);
-    /* |tanh| = -qt, with x's sign */
-    sm_vd res = (sm_vd)(((sm_vl)qt & 0x7fffffffffffffffLL) | (ix & SM_SIGN64));
-    return (sm_vd)_mm512_mask_blend_pd(
-        _mm512_cmpgt_epi64_mask((__m512i)ia, (__m512i)sm_bcl(0x7ff0000000000000LL)),
-        (__m512d)res, (__m512d)x);
-}
-#endif
+/* AVX-512: sm_tanh_d512, tanh |x| = -g / (1 + g), g = (e^(-2|x|) - 1)/2 from the expm1
+ * table (one form for every |x|, no branch), simd_math_tanh64.h */
+#include "simd_math_tanh64.h"
 static inline sm_vd sm_tanh_d(sm_vd x) {
 #if SM_F64_512
     return sm_tanh_d512(x);
