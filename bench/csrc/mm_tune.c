@@ -2,7 +2,7 @@
  * mul_mat.h) outside Python, so its blocking constants can be swept on a machine:
  *   gcc -O3 -march=x86-64-v4 -fopenmp -DMM_KC=256 -DMM_NC=512 -DMM_MC=192 \
  *       -Iggml_cy/cpu/csrc -Iggml_cy/core/csrc bench/csrc/mm_tune.c -o /tmp/mm_tune -lm
- *   /tmp/mm_tune NTHREADS [M N K ...]
+ *   [MM_TUNE_TYPES=f32,f16] /tmp/mm_tune NTHREADS [M N K ...]
  * Prints one JSON line per (shape, type): the best and median of the timed calls and the
  * GFLOP/s of the best, plus the largest error of 64 sampled outputs against a double sum. */
 #include <math.h>
@@ -105,8 +105,12 @@ int main(int argc, char ** argv) {
         }
     }
     const int types[3] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16};
+    /* MM_TUNE_TYPES=f32 (or f16, bf16, comma-separated) limits the weight types */
+    const char * only = getenv("MM_TUNE_TYPES");
+    const char * names[3] = {"f32", "f16", "bf16"};
     for (int i = 0; i < ns; i++)
         for (int j = 0; j < 3; j++)
-            run(shapes[i][0], shapes[i][1], shapes[i][2], types[j], nth);
+            if (!only || strstr(only, names[j]))
+                run(shapes[i][0], shapes[i][1], shapes[i][2], types[j], nth);
     return 0;
 }

@@ -12,7 +12,7 @@ done
 for round in 1 2 3; do
   for t in 2 16; do
     for cfg in $CFGS; do
-      OMP_NUM_THREADS=$t timeout -k 2 12 /tmp/mmt_$cfg $t 1024 1024 1024 4096 64 4096 2>&1 | grep '"f32"' | sed "s/^/{\"round\": $round, \"cfg\": \"$cfg\", \"line\": /; s/\$/}/" >> "$OUTD/tune2.jsonl"
+      MM_TUNE_TYPES=f32 OMP_NUM_THREADS=$t timeout -k 2 12 /tmp/mmt_$cfg $t 1024 1024 1024 4096 64 4096 2>&1 | grep '"f32"' | sed "s/^/{\"round\": $round, \"cfg\": \"$cfg\", \"line\": /; s/\$/}/" >> "$OUTD/tune2.jsonl"
     done
   done
 done
