@@ -113,8 +113,14 @@ def mm_setup(env, dtype, m, k, n):
         skipped["torch"] = skipped["torch f32"] = "torch not installed"
     out = np.empty((n, m), np.float32)
     impls["numpy"] = Call(np.matmul, b, a32.T, out=out).writes(out)
+    # with several threads the libraries take turns by blocks, as in the cpu and math suites
+    # (harness.turns_kw): taking turns sample by sample with a 0.25 s pause left every pool
+    # asleep before each sample; on the 16-core host ggml_cy's bf16 1024^3 then measured
+    # 1.29 ms in the bench against 0.46-0.49 ms alone in a fresh process
+    # (tools/device/mm_direct.py, device round mmdirect)
+    turns = _harness.turns_kw(env["threads"]) or {"settle_s": 0.25}
     s = Setup(impls, flops=2 * m * n * k, reference=ref, skipped=skipped,
-              compare=_nmse_compare, settle_s=0.25)
+              compare=_nmse_compare, **turns)
     return s
 
 
