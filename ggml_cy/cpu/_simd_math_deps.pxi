@@ -14,6 +14,8 @@ cdef extern from "simd_math_sincos32.h":
     pass
 cdef extern from "simd_math_erf.h":
     pass
+cdef extern from "simd_math_gelu32.h":
+    pass
 cdef extern from "simd_math_tanh.h":
     pass
 cdef extern from "simd_math_f64_act.h":

@@ -318,6 +318,7 @@ static inline sm_vfh sm_siluf_h(sm_vfh x) { return sm_sigsilu_h(x, 1); }
 #include "simd_math_act32.h"
 #include "simd_math_sincos32.h"
 #include "simd_math_erf.h"
+#include "simd_math_gelu32.h"
 #include "simd_math_log32.h"
 #include "simd_math_exp32.h"
 #include "simd_math_tanh.h"
@@ -400,7 +401,9 @@ SM_ROW_F32(log2, sm_log2f_v)
 SM_ROW_F32(log2, sm_log2f)
 #endif
 SM_ROW_F32(erf, sm_erff)                 /* simd_math_erf.h (double lanes at the baseline) */
+#if SM_VB != 64                 /* AVX-512: simd_math_gelu32.h's own row */
 SM_ROW_F32(gelu_erf, sm_gelu_erff)
+#endif
 #if defined(__FMA__)            /* simd_math_act32.h: float lanes */
 SM_ROW_F32(gelu, sm_geluf)
 SM_ROW_F32(gelu_quick, sm_gelu_quickf)
