@@ -110,8 +110,10 @@ def mul_mat_f32(const float[:, :] a not None, const float[:, :] b not None,
 
 def mul_mat_half(const uint16_t[:, :] a not None, bint bf16, const float[:, :] b not None,
                  float[:, ::1] out not None, n_threads=None):
-    """The same with 16-bit weights: IEEE half bit patterns (bf16 False) or bfloat16 bit
-    patterns (bf16 True), widened exactly to f32; b is not rounded."""
+    """The same with 16-bit weights: IEEE half bit patterns (bf16 False: widened exactly to
+    f32, b not rounded) or bfloat16 bit patterns (bf16 True: ggml's rule, b rounded to
+    bfloat16 to nearest even, exact products summed in f32; VDPBF16PS where the CPU has
+    AVX512_BF16, csrc/mul_mat_bf16.h)."""
     cdef ggml_tensor ta
     cdef int64_t M = a.shape[0], K = a.shape[1]
     set_header(&ta, GGML_TYPE_BF16 if bf16 else GGML_TYPE_F16, K, M, a.strides[1],
@@ -184,14 +186,15 @@ cdef class MatvecCopy:
 
 def repack_helps(int type):
     """Whether this build's graph kernels read a row-interleaved copy of a weight of this
-    type (F32, F16, BF16 everywhere; Q4_0 and Q8_0 where AVX-512 runs the dots)."""
-    if type in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16):
+    type (F32, F16 everywhere; Q4_0 and Q8_0 where AVX-512 runs the dots; never BF16, whose
+    mat-vec dots bf16 pairs straight from the tensor, see repack_for_matvec)."""
+    if type in (GGML_TYPE_F32, GGML_TYPE_F16):
         return True
     return (type == GGML_TYPE_Q4_0 or type == GGML_TYPE_Q8_0) and Q4_0_RP_BUILT
 
 
 def repack_for_matvec(Tensor tensor not None, n_threads=None):
-    """Attaches a row-interleaved copy of a 2-D F32/F16/BF16 weight tensor (or Q4_0 / Q8_0
+    """Attaches a row-interleaved copy of a 2-D F32/F16 weight tensor (or Q4_0 / Q8_0
     with a multiple of 256 values per row) for the graph's mat-vec paths (float mul_mat with at
     most 4 columns; quantized mul_mat's dots at any column count) and returns it (a
     MatvecCopy; keep it: dropping it detaches the copy).
@@ -201,11 +204,18 @@ def repack_for_matvec(Tensor tensor not None, n_threads=None):
     same FMA chain over K as on every other path. The copy is a snapshot of the values:
     values written into the tensor afterwards are not seen until it is repacked again (a
     model's weights never change). It costs as much memory as the tensor, and is ignored by
-    views of the tensor and by other tensors over the same memory."""
+    views of the tensor and by other tensors over the same memory.
+
+    BF16 tensors raise TypeError: their mul_mat follows ggml's rule (b rounded to bfloat16,
+    pairs of products summed by VDPBF16PS where the CPU has it) and its mat-vec reads the
+    tensor itself (repack_helps(BF16) is False)."""
     cdef ggml_tensor * t = tensor.ptr()     # raises for a stale or detached tensor
+    if t.type == GGML_TYPE_BF16:
+        raise TypeError("repack_for_matvec: BF16 tensors have no row-interleaved copy (their "
+                        "mat-vec reads bf16 pairs from the tensor itself)")
     if t.type not in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0,
                       GGML_TYPE_Q8_0):
-        raise TypeError("repack_for_matvec: the tensor must be F32, F16, BF16, Q4_0 or Q8_0")
+        raise TypeError("repack_for_matvec: the tensor must be F32, F16, Q4_0 or Q8_0")
     cdef bint quant = t.type == GGML_TYPE_Q4_0 or t.type == GGML_TYPE_Q8_0
     cdef int64_t es = 4 if t.type == GGML_TYPE_F32 else (
         18 if t.type == GGML_TYPE_Q4_0 else (34 if t.type == GGML_TYPE_Q8_0 else 2))

@@ -8,8 +8,11 @@
  * rows and the copy is read as one sequential stream.
  *
  * Layouts (rows past M are zero; each group starts 64-byte aligned when data does):
- *   F32 / F16 / BF16: group g, element k: the 16 values a[16g + i][k], i = 0..15, in a's
- *     own type (mul_mat.h's mm_gemv_rp_*).
+ *   F32 / F16: group g, element k: the 16 values a[16g + i][k], i = 0..15, in a's own type
+ *     (mul_mat.h's mm_gemv_rp_*).
+ *   BF16: no copy (mm_repack_supported is 0): BF16 weights follow ggml's rule, b rounded
+ *     to bf16 and the pairs (a[2p], a[2p+1]) dotted with VDPBF16PS (mul_mat_bf16.h), whose
+ *     mat-vec reads the tensor itself.
  *   Q4_0 / Q8_0 (K a multiple of 256): group g, block b: 32 bytes of the 16 rows' float16
  *     scales, then for j = 0..3 (Q8_0: 0..7) the 16 rows' quant bytes qs[4j .. 4j+3] (64
  *     bytes): 288 (544) bytes per 16 row-blocks, exactly the rows' own bytes (vecdot.h's
@@ -57,6 +60,7 @@ static inline int64_t mm_rp_qblock(int type) {
 /* 1 when a copy of a (type, K, M) matrix can be made. */
 static inline int mm_repack_supported(int type, int64_t K) {
     const int es = mm_rp_elem(type);
+    if (type == GGML_TYPE_BF16) return 0;   /* see the top comment */
     return es > 0 || (es == 0 && K > 0 && K % 256 == 0);
 }
 
