@@ -330,3 +330,47 @@ def test_eager_float_mul_mat_bad_input():
     ctx = Context(1 << 20)
     with pytest.raises(TypeError, match="differs"):
         ggml_cy.mul_mat(ctx.tensor_from(a), np.ones(8, np.float32), "f16")
+
+
+_LEVEL_CHILD = """
+import hashlib
+import numpy as np
+import ggml_cy
+from ggml_cy import GGMLType as T
+from ggml_cy.graph.context import Context
+rng = np.random.default_rng(7)
+out = []
+for M, N, K in [(70, 1, 301), (70, 3, 300), (300, 40, 777), (33, 9, 7), (40, 2, 2)]:
+    a = (rng.standard_normal((M, K)).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    out.append(hashlib.sha1(ggml_cy.mul_mat(a, b, "bf16", n_threads=2).tobytes()).hexdigest())
+    ctx = Context(16 << 20)
+    ta = ctx.new_tensor(T.BF16, (K, M))
+    ta.numpy(2)[...] = a
+    r = ctx.mul_mat(ta, ctx.tensor_from(b))
+    ctx.new_graph().build_forward_expand(r).compute(3)
+    out.append(hashlib.sha1(r.numpy(2).tobytes()).hexdigest())
+print(" ".join(out))
+"""
+
+
+def test_bf16_same_bits_at_every_level():
+    """The f32 variant (baseline, avx2, avx512 caps) sums each pair's products in
+    VDPBF16PS's order (odd element first; products of bf16 values are exact), so on normal
+    values every dispatch level gives the bits of the VDPBF16PS variant (unset cap, where
+    the CPU has AVX512_BF16), eager and graph alike."""
+    import subprocess
+    import sys
+    from _child import ENV, HOME
+    got = {}
+    for level in ("baseline", "avx2", "avx512", None):
+        env = dict(ENV)
+        env.pop("GGML_CY_CPU_FEATURES", None)
+        if level:
+            env["GGML_CY_CPU_FEATURES"] = level
+        p = subprocess.run([sys.executable, "-c", _LEVEL_CHILD], capture_output=True, text=True,
+                           cwd=HOME, env=env, timeout=300)
+        assert p.returncode == 0, p.stderr
+        got[level] = p.stdout.split()
+    for level, hashes in got.items():
+        assert hashes == got[None], level

@@ -10,7 +10,10 @@
  * Every dst element is computed the same way on every path, whatever N, the tile it falls
  * in or the thread count: per K block of MM_KC an FMA chain over k in order starting from
  * zero, the blocks' sums added in order. So the bits do not depend on the thread count, and
- * a row of b gives the same bits alone (decode) as inside a batch (prompt).
+ * a row of b gives the same bits alone (decode) as inside a batch (prompt). BF16 weights
+ * keep both promises with their own chain (mul_mat_bf16.h: per pair of k the odd element's
+ * product first, VDPBF16PS's order), the same bits at every dispatch level on normal
+ * values; they have no row-interleaved copy (matvec_repack.h).
  * Two paths, chosen from the shapes:
  *  - N <= MM_GEMV_MAX_N with rows of a and b adjacent along K (mat-vec, decode): no
  *    packing; a is streamed once (memory bound), 16 rows at a time transposed in registers.
@@ -430,12 +433,14 @@ static inline __attribute__((always_inline)) void mm_v8_block_end(mm_v8 * y, con
 
 /* b's K block [pc, ke) for the mat-vec chains: the rows themselves from pc (row stride
  * nb11), or for BF16 weights (the f32 variant of ggml's rule) a copy rounded to bf16 in bl
- * (row stride MM_KC floats). */
+ * (row stride MM_KC floats) in VDPBF16PS's order: step t of the chain takes element
+ * mm_bf16_order(pc + t) (each pair's odd element first), of a as of b. */
 static inline __attribute__((always_inline)) const char * mm_gemv_bblock(
         const char * b, int64_t nb11, int type, int64_t pc, int64_t ke, int nn, float * bl) {
     if (type != GGML_TYPE_BF16) return b + pc * 4;
     for (int j = 0; j < nn; j++) {
-        memcpy(bl + j * MM_KC, (const float *)(b + j * nb11) + pc, (size_t)(ke - pc) * 4);
+        const float * r = (const float *)(b + j * nb11);
+        for (int64_t k = pc; k < ke; k++) bl[j * MM_KC + k - pc] = r[mm_bf16_order(type, k, pc, ke)];
         mm_round_bf16_n(bl + j * MM_KC, ke - pc);
     }
     return (const char *)bl;
@@ -462,6 +467,8 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
         for (; k + 16 <= ke; k += 16) {
             __m512 r[16];
             for (int i = 0; i < 16; i++) r[i] = mm_load16(rows[i], type, k);
+            if (type == GGML_TYPE_BF16)       /* VDPBF16PS's order: pairs swapped */
+                for (int i = 0; i < 16; i++) r[i] = _mm512_permute_ps(r[i], 0xB1);
             mm_tr16(r);                       /* r[i]: the 16 rows' elements k + i */
             for (int i = 0; i < 16; i++)
                 for (int j = 0; j < nn; j++)
@@ -469,8 +476,9 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
                                              r[i], acc[j]);
         }
         for (; k < ke; k++) {
+            const int64_t e = mm_bf16_order(type, k, pc, ke);
             float col[16];
-            for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], type, k);
+            for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], type, e);
             const __m512 v = _mm512_loadu_ps(col);
             for (int j = 0; j < nn; j++)
                 acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(bb + j * bs))[k - pc]),
@@ -499,8 +507,8 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
                     r[i] = _mm256_loadu_ps((const float *)rows[i] + k);
                 } else {
                     const __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)rows[i] + k));
-                    r[i] = type == GGML_TYPE_F16 ? _mm256_cvtph_ps(h)
-                         : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+                    r[i] = type == GGML_TYPE_F16 ? _mm256_cvtph_ps(h)   /* BF16: pairs swapped */
+                         : _mm256_permute_ps(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)), 0xB1);
                 }
             }
             const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
@@ -528,8 +536,9 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
         }
 #endif
         for (; k < ke; k++) {
+            const int64_t e = mm_bf16_order(type, k, pc, ke);
             mm_v8 v;
-            for (int i = 0; i < 8; i++) v[i] = mm_a_scalar(rows[i], type, k);
+            for (int i = 0; i < 8; i++) v[i] = mm_a_scalar(rows[i], type, e);
             mm_v8_step(acc, v, bb, bs, k - pc, nn);
         }
         mm_v8_block_end(y, acc, pc, nn);
@@ -747,7 +756,11 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
             if (dp) mm_bf16_pack_a(a, src0->nb[0], src0->nb[1], jc, mb, pc, kb, (uint32_t *)ap);
             else
 #endif
-            mm_pack_a(a, src0->type, src0->nb[0], src0->nb[1], jc, mb, pc, kb, ap, tmp);
+            {
+                mm_pack_a(a, src0->type, src0->nb[0], src0->nb[1], jc, mb, pc, kb, ap, tmp);
+                if (src0->type == GGML_TYPE_BF16)   /* VDPBF16PS's order, f32 variant */
+                    mm_bf16_swap_pairs(ap, mm_cdiv(mb, MM_NR), kb, MM_NR);
+            }
             for (int64_t ic = n_lo; ic < n_hi; ic += MM_MC) {
                 const int64_t nbk = (n_hi - ic < MM_MC) ? n_hi - ic : MM_MC;
 #if defined(MM_AVX512)
@@ -756,8 +769,10 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
 #endif
                 {
                     mm_pack_b(b, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, bp);
-                    if (src0->type == GGML_TYPE_BF16)   /* ggml's rule, f32 variant */
+                    if (src0->type == GGML_TYPE_BF16) {   /* ggml's rule, f32 variant */
                         mm_round_bf16_n(bp, mm_cdiv(nbk, MM_MR) * MM_MR * kb);
+                        mm_bf16_swap_pairs(bp, mm_cdiv(nbk, MM_MR), kb, MM_MR);
+                    }
                 }
                 for (int64_t ir = 0; ir < nbk; ir += MM_MR) {
                     const int rows = (int)((nbk - ir < MM_MR) ? nbk - ir : MM_MR);

@@ -16,10 +16,18 @@
  *    and flushes subnormal results (Intel's definition), so do these bits.
  *  - elsewhere (no AVX512_BF16, or GGML_CY_CPU_FEATURES capping the level at avx512 or
  *    lower): mul_mat.h's f32 code on the widened a with b rounded by mm_round_bf16 (pack_b,
- *    the mat-vec's b block): the same rule, an FMA per element in k order; the same bits on
- *    every path of that level, not the bits of the VDPBF16PS variant (a tolerance apart).
+ *    the mat-vec's b block), an FMA per element in VDPBF16PS's order: per pair the odd
+ *    element's product first, then the even one's (Intel's definition of VDPBF16PS, which
+ *    AMD Zen 4 matches; the packed panels get their pair rows swapped, mm_bf16_swap_pairs,
+ *    the mat-vec walks k as mm_bf16_order says). A product of two bf16 values is exact,
+ *    so FMA and multiply-then-add agree, and every level gives the VDPBF16PS variant's bits
+ *    except where that one flushes subnormals (bf16 inputs or f32 results) or a sum of zeros
+ *    with an odd K (its padded 0 * 0 turns -0 into +0).
  * The row-interleaved copy (matvec_repack.h) is not offered for BF16: the pair layout would
- * need a copy of its own; the mat-vec above reads the tensor. */
+ * need a copy of its own, and the mat-vec above, reading the tensor, already runs at the
+ * memory's speed on the shapes measured (4096 x 4096 x 1: 3x torch on the 2-core VM).
+ * An AMX variant of the packed path would slot in beside mm_bf16_pack_a / _pack_b / _micro
+ * (tiles of pairs: the same dword layout), chosen in mul_mat.h's mm_task as these are. */
 #ifndef GGML_CY_MUL_MAT_BF16_H
 #define GGML_CY_MUL_MAT_BF16_H
 #include <stdint.h>
@@ -46,6 +54,28 @@ static inline void mm_round_bf16_n(float * x, int64_t n) {
         v = (v & 0x7fffffffu) > 0x7f800000u ? q : v;
         u[i] = ((v + 0x7fffu + ((v >> 16) & 1u)) >> 16) << 16;
     }
+}
+
+/* The f32 variant's packed panels (k-major, width w, kb rows each, npanels of them) in
+ * VDPBF16PS's order: the rows k and k + 1 of every pair swapped (a lone last row stays). */
+static inline void mm_bf16_swap_pairs(float * p, int64_t npanels, int64_t kb, int w) {
+    for (int64_t q = 0; q < npanels; q++) {
+        float * base = p + q * kb * w;
+        for (int64_t k = 0; k + 1 < kb; k += 2)
+            for (int j = 0; j < w; j++) {
+                const float t = base[k * w + j];
+                base[k * w + j] = base[(k + 1) * w + j];
+                base[(k + 1) * w + j] = t;
+            }
+    }
+}
+
+/* The element the f32 variant's mat-vec takes at step k of the K block [pc, ke) (pc even):
+ * k itself for other types; for BF16 each pair's odd element first. */
+static inline int64_t mm_bf16_order(int type, int64_t k, int64_t pc, int64_t ke) {
+    if (type != GGML_TYPE_BF16) return k;
+    if ((k - pc) & 1) return k - 1;
+    return k + 1 < ke ? k + 1 : k;
 }
 
 #if defined(MM_AVX512)
