@@ -33,7 +33,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#if defined(MM_AVX512)
+#include <strings.h>   /* strncasecmp */
+#endif
 
 /* ggml's fp32 -> bf16 (quantize.h's quantize_row_bf16), returned as the f32 value. */
 static inline float mm_round_bf16(float x) {
