@@ -1,11 +1,11 @@
 """Row-interleaved weight copies for the graph's mat-vec path (ggml_cy.cpu._mul_mat.
 repack_for_matvec, csrc/mul_mat.h mm_gemv_rp_*; the decode speed of issue 13): the results
 are bitwise those of the plain mat-vec and of the packed GEMM (same FMA chain per output),
-for f32/f16 weights, every M and K remainder, 1-4 columns, batched b and any thread
+for f32/f16/bf16 weights, every M and K remainder, 1-4 columns, batched b and any thread
 count; the copy is used only while it still describes its tensor; bad arguments raise.
-BF16 weights have no copy (ggml's rule: b rounded to bf16, pairs dotted by VDPBF16PS where
-the CPU has it, csrc/mul_mat_bf16.h): repack_for_matvec refuses them, and their plain
-mat-vec is bitwise the GEMM's column."""
+BF16 (ggml's rule: b rounded to bf16, pairs dotted by VDPBF16PS where the CPU has it,
+csrc/mul_mat_bf16.h): the copy holds the pairs as dwords and is read only by the VDPBF16PS
+variant (repack_helps), with the same bits either way."""
 import gc as _gc
 
 import numpy as np
@@ -17,7 +17,7 @@ from ggml_cy.graph.context import Context
 
 from _graph_helpers import assert_bitwise
 
-TYPES = [T.F32, T.F16]
+TYPES = [T.F32, T.F16, T.BF16]
 
 
 def _raw(x, t):
@@ -140,9 +140,9 @@ def test_repack_bad_arguments():
         _mul_mat.repack_for_matvec(np.zeros((4, 4), np.float32))
     with pytest.raises(TypeError):
         _mul_mat.repack_for_matvec(None)
-    with pytest.raises(TypeError, match="F32, F16, Q4_0 or Q8_0"):
+    with pytest.raises(TypeError, match="F32, F16, BF16, Q4_0 or Q8_0"):
         _mul_mat.repack_for_matvec(ctx.new_tensor_2d(T.I32, 4, 4))
-    with pytest.raises(TypeError, match="F32, F16, Q4_0 or Q8_0"):
+    with pytest.raises(TypeError, match="F32, F16, BF16, Q4_0 or Q8_0"):
         _mul_mat.repack_for_matvec(ctx.new_tensor_2d(T.Q4_K, 256, 4))
     with pytest.raises(ValueError, match="2-D"):
         _mul_mat.repack_for_matvec(ctx.new_tensor_3d(T.F32, 4, 4, 2))
@@ -159,13 +159,10 @@ def test_repack_bad_arguments():
         _mul_mat.repack_for_matvec(empty)
 
 
-def test_bf16_has_no_copy_and_its_matvec_is_the_gemm_column():
-    """BF16: refused (TypeError), repack_helps False; the plain mat-vec of one column has the
-    bits that column gets inside a batch of 9 (the packed path), at 1 and 3 threads."""
+def test_bf16_plain_matvec_is_the_gemm_column():
+    """BF16 without a copy: the mat-vec of one column (and of 3) has the bits those columns
+    get inside a batch of 9 (the packed path), at 1 and 3 threads, odd K included."""
     ctx = Context(16 << 20)
-    with pytest.raises(TypeError, match="BF16"):
-        _mul_mat.repack_for_matvec(ctx.new_tensor_2d(T.BF16, 32, 16))
-    assert not _mul_mat.repack_helps(int(T.BF16))
     rng = np.random.default_rng(5)
     for M, K in [(70, 300), (33, 257), (17, 1)]:
         w = _raw(rng.standard_normal((M, K)), T.BF16)

@@ -31,6 +31,7 @@ cdef extern from "mul_mat.h" nogil:
     int64_t mm_repack_bytes(int type, int64_t K, int64_t M)
     int mm_repack_supported(int type, int64_t K)
     void mm_repack_fill(const ggml_tensor * a, char * out, int64_t g0, int64_t g1)
+    int mm_bf16_rp_used()
 
 
 cdef void set_header(ggml_tensor * t, int type, int64_t ne0, int64_t ne1, int64_t nb0,
@@ -186,15 +187,17 @@ cdef class MatvecCopy:
 
 def repack_helps(int type):
     """Whether this build's graph kernels read a row-interleaved copy of a weight of this
-    type (F32, F16 everywhere; Q4_0 and Q8_0 where AVX-512 runs the dots; never BF16, whose
-    mat-vec dots bf16 pairs straight from the tensor, see repack_for_matvec)."""
+    type (F32, F16 everywhere; BF16 where VDPBF16PS runs its dots; Q4_0 and Q8_0 where
+    AVX-512 runs the dots)."""
     if type in (GGML_TYPE_F32, GGML_TYPE_F16):
         return True
+    if type == GGML_TYPE_BF16:
+        return bool(mm_bf16_rp_used())
     return (type == GGML_TYPE_Q4_0 or type == GGML_TYPE_Q8_0) and Q4_0_RP_BUILT
 
 
 def repack_for_matvec(Tensor tensor not None, n_threads=None):
-    """Attaches a row-interleaved copy of a 2-D F32/F16 weight tensor (or Q4_0 / Q8_0
+    """Attaches a row-interleaved copy of a 2-D F32/F16/BF16 weight tensor (or Q4_0 / Q8_0
     with a multiple of 256 values per row) for the graph's mat-vec paths (float mul_mat with at
     most 4 columns; quantized mul_mat's dots at any column count) and returns it (a
     MatvecCopy; keep it: dropping it detaches the copy).
@@ -206,16 +209,13 @@ def repack_for_matvec(Tensor tensor not None, n_threads=None):
     model's weights never change). It costs as much memory as the tensor, and is ignored by
     views of the tensor and by other tensors over the same memory.
 
-    BF16 tensors raise TypeError: their mul_mat follows ggml's rule (b rounded to bfloat16,
-    pairs of products summed by VDPBF16PS where the CPU has it) and its mat-vec reads the
-    tensor itself (repack_helps(BF16) is False)."""
+    BF16: the copy holds the bf16 pairs as dwords (ggml's rule, b rounded to bfloat16, the
+    pairs dotted by VDPBF16PS); where the CPU lacks AVX512_BF16 the kernels ignore it
+    (repack_helps(BF16) is False there), with the same bits either way."""
     cdef ggml_tensor * t = tensor.ptr()     # raises for a stale or detached tensor
-    if t.type == GGML_TYPE_BF16:
-        raise TypeError("repack_for_matvec: BF16 tensors have no row-interleaved copy (their "
-                        "mat-vec reads bf16 pairs from the tensor itself)")
     if t.type not in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0,
                       GGML_TYPE_Q8_0):
-        raise TypeError("repack_for_matvec: the tensor must be F32, F16, Q4_0 or Q8_0")
+        raise TypeError("repack_for_matvec: the tensor must be F32, F16, BF16, Q4_0 or Q8_0")
     cdef bint quant = t.type == GGML_TYPE_Q4_0 or t.type == GGML_TYPE_Q8_0
     cdef int64_t es = 4 if t.type == GGML_TYPE_F32 else (
         18 if t.type == GGML_TYPE_Q4_0 else (34 if t.type == GGML_TYPE_Q8_0 else 2))

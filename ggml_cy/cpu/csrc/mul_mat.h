@@ -13,7 +13,7 @@
  * a row of b gives the same bits alone (decode) as inside a batch (prompt). BF16 weights
  * keep both promises with their own chain (mul_mat_bf16.h: per pair of k the odd element's
  * product first, VDPBF16PS's order), the same bits at every dispatch level on normal
- * values; they have no row-interleaved copy (matvec_repack.h).
+ * values; their row-interleaved copy (matvec_repack.h) holds the pairs as dwords.
  * Two paths, chosen from the shapes:
  *  - N <= MM_GEMV_MAX_N with rows of a and b adjacent along K (mat-vec, decode): no
  *    packing; a is streamed once (memory bound), 16 rows at a time transposed in registers.
@@ -704,6 +704,12 @@ static inline void mm_gemv_rp_task(const ggml_tensor * dst, const mm_repack * rp
     const char * b = (const char *)src1->data + i2 * src1->nb[2] + i3 * src1->nb[3];
     char * c = (char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3];
     const int64_t nb11 = src1->nb[1], nb1 = dst->nb[1];
+#if defined(MM_AVX512)
+    if (rp->type == GGML_TYPE_BF16) {   /* pairs as dwords, VDPBF16PS (mm_bf16_rp_used) */
+        mm_bf16_gemv_rp(rp, b, nb11, c, nb1, g_lo, g_hi, (int)dst->ne[1]);
+        return;
+    }
+#endif
     for (int64_t g = g_lo; g < g_hi; g += MM_RP_Q) {
         const int ng = (int)(g_hi - g < MM_RP_Q ? g_hi - g : MM_RP_Q);
         switch ((int)dst->ne[1]) {
@@ -830,6 +836,7 @@ static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float *
     if (mm_use_gemv(dst) && K > 0) {
         /* rows of a in chunks of 16, spread evenly over batch x M */
         const mm_repack * rp = mm_repack_of(dst->src[0]);
+        if (rp != NULL && rp->type == GGML_TYPE_BF16 && !mm_bf16_rp_used()) rp = NULL;
         const int64_t chunks = mm_cdiv(M, 16), total = nbatch * chunks;
         const int64_t t0 = total * ith / nth, t1 = total * (ith + 1) / nth;
         int64_t t = t0;

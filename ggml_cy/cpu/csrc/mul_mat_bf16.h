@@ -23,9 +23,9 @@
  *    so FMA and multiply-then-add agree, and every level gives the VDPBF16PS variant's bits
  *    except where that one flushes subnormals (bf16 inputs or f32 results) or a sum of zeros
  *    with an odd K (its padded 0 * 0 turns -0 into +0).
- * The row-interleaved copy (matvec_repack.h) is not offered for BF16: the pair layout would
- * need a copy of its own, and the mat-vec above, reading the tensor, already runs at the
- * memory's speed on the shapes measured (4096 x 4096 x 1: 3x torch on the 2-core VM).
+ * The row-interleaved copy (matvec_repack.h) of a BF16 matrix holds the pairs as dwords,
+ * 16 rows side by side: mm_bf16_gemv_rp runs the same VDPBF16PS chains on it with no
+ * transposes (the same bits); the f32 variant ignores the copy (mm_bf16_rp_used).
  * An AMX variant of the packed path would slot in beside mm_bf16_pack_a / _pack_b / _micro
  * (tiles of pairs: the same dword layout), chosen in mul_mat.h's mm_task as these are. */
 #ifndef GGML_CY_MUL_MAT_BF16_H
@@ -100,19 +100,20 @@ static inline int mm_bf16_dp(void) {
     return v;
 }
 
-#pragma GCC push_options
-#pragma GCC target("avx512bf16")
+/* The functions below use AVX512_BF16 (not in x86-64-v4): compiled for it one by one (GCC and
+ * clang alike), run only when mm_bf16_dp() says the CPU has it. */
+#define MM_BF16_FN static inline __attribute__((target("avx512bf16")))
 
 /* The mask of the first n (<= 32) 16-bit lanes / (<= 16) 32-bit lanes. */
-static inline __mmask32 mm_bf16_m32(int64_t n) {
+MM_BF16_FN __mmask32 mm_bf16_m32(int64_t n) {
     return n >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << n) - 1u);
 }
-static inline __mmask16 mm_bf16_m16(int64_t n) {
+MM_BF16_FN __mmask16 mm_bf16_m16(int64_t n) {
     return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);
 }
 
 /* 32 floats of b from x (n of them valid, the rest zero) rounded to 16 bf16 pairs. */
-static inline __m512i mm_bf16_cvt32(const float * x, int64_t n) {
+MM_BF16_FN __m512i mm_bf16_cvt32(const float * x, int64_t n) {
     const __m512 lo = _mm512_maskz_loadu_ps(mm_bf16_m16(n), x);
     const __m512 hi = _mm512_maskz_loadu_ps(mm_bf16_m16(n - 16), x + 16);
     return (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
@@ -121,7 +122,7 @@ static inline __m512i mm_bf16_cvt32(const float * x, int64_t n) {
 /* Packs a[m0:m0+mb, k0:k0+kb] (bf16) into MM_NR-wide pair-major panels of dwords:
  * ap[P*kp + t*MM_NR + j] = (a(m0+P+j, k0+2t), a(m0+P+j, k0+2t+1)), kp = (kb+1)/2, P a
  * multiple of MM_NR; an element past kb and rows past mb are zero. */
-static inline void mm_bf16_pack_a(const char * a, int64_t nb00, int64_t nb01, int64_t m0,
+MM_BF16_FN void mm_bf16_pack_a(const char * a, int64_t nb00, int64_t nb01, int64_t m0,
                                   int64_t mb, int64_t k0, int64_t kb, uint32_t * ap) {
     const int64_t kp = (kb + 1) / 2;
     if (nb00 == 2) {   /* elements adjacent: 16 rows x 16 pairs transposed as dwords */
@@ -165,7 +166,7 @@ static inline void mm_bf16_pack_a(const char * a, int64_t nb00, int64_t nb01, in
 
 /* Packs b[n0:n0+nbk, k0:k0+kb] (f32) rounded to bf16 into MM_MR-wide pair-major panels:
  * bp[Q*kp + t*MM_MR + i] = (b(n0+Q+i, k0+2t), b(n0+Q+i, k0+2t+1)); rows past nbk zero. */
-static inline void mm_bf16_pack_b(const char * b, int64_t nb10, int64_t nb11, int64_t n0,
+MM_BF16_FN void mm_bf16_pack_b(const char * b, int64_t nb10, int64_t nb11, int64_t n0,
                                   int64_t nbk, int64_t k0, int64_t kb, uint32_t * bp) {
     const int64_t kp = (kb + 1) / 2;
     for (int64_t q = 0; q < nbk; q += MM_MR) {
@@ -197,7 +198,7 @@ static inline void mm_bf16_pack_b(const char * b, int64_t nb10, int64_t nb11, in
 
 /* C[0:rows, 0:cols] (+)= Bpanel . Apanel^T for one 8x32 tile over kp pairs (mm_micro's
  * shape and stores, VDPBF16PS for the FMAs). */
-static inline void mm_bf16_micro(int64_t kp, const uint32_t * __restrict bp,
+MM_BF16_FN void mm_bf16_micro(int64_t kp, const uint32_t * __restrict bp,
                                  const uint32_t * __restrict ap, float * __restrict c,
                                  int64_t ldc, int accumulate, int rows, int cols) {
     __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
@@ -240,7 +241,7 @@ static inline void mm_bf16_micro(int64_t kp, const uint32_t * __restrict bp,
  * (bf16, elements adjacent) from m0; per K block b's rows are rounded to pairs first, then
  * 16 rows x 16 pairs of a are transposed as dwords and each pair column meets b's pair
  * broadcast: the packed path's chain per element. */
-static inline __attribute__((always_inline)) void mm_bf16_gemv_block(
+MM_BF16_FN __attribute__((always_inline)) void mm_bf16_gemv_block(
         const char * a, int64_t nb01, const char * b, int64_t nb11, char * c, int64_t nb1,
         int64_t K, int64_t m0, int nr, const int nn) {
     const char * rows[16];
@@ -276,7 +277,7 @@ static inline __attribute__((always_inline)) void mm_bf16_gemv_block(
 }
 
 /* mm_bf16_gemv_block over rows [m_lo, m_hi), nn rows of b (a dispatch on nn). */
-static inline void mm_bf16_gemv_rows(const char * a, int64_t nb01, const char * b, int64_t nb11,
+MM_BF16_FN void mm_bf16_gemv_rows(const char * a, int64_t nb01, const char * b, int64_t nb11,
                                      char * c, int64_t nb1, int64_t K, int64_t m_lo,
                                      int64_t m_hi, int nn) {
     for (int64_t m = m_lo; m < m_hi; m += 16) {
@@ -289,6 +290,73 @@ static inline void mm_bf16_gemv_rows(const char * a, int64_t nb01, const char * 
         }
     }
 }
-#pragma GCC pop_options
+/* The row-interleaved copy's mat-vec: dst[n][16g ..] for n < nn, groups [g, g + ng) of rp
+ * (ng <= 4), the chains of mm_bf16_gemv_block (so the same bits). */
+MM_BF16_FN __attribute__((always_inline)) void mm_bf16_gemv_rp_block(
+        const mm_repack * rp, const char * b, int64_t nb11, char * c, int64_t nb1, int64_t g,
+        const int ng, const int nn) {
+    const int64_t K = rp->ne0, M = rp->ne1, kp = (K + 1) / 2;
+    const uint32_t * base = (const uint32_t *)rp->data + g * kp * MM_RP_G;
+    __m512 y[4][MM_GEMV_MAX_N];
+    for (int q = 0; q < 4; q++)
+        for (int j = 0; j < MM_GEMV_MAX_N; j++) y[q][j] = _mm512_setzero_ps();
+    uint32_t bw[MM_GEMV_MAX_N][MM_KC / 2] __attribute__((aligned(64)));
+    for (int64_t pc = 0; pc < K; pc += MM_KC) {
+        const int64_t kb = (K - pc < MM_KC) ? K - pc : MM_KC;
+        for (int j = 0; j < nn; j++)
+            for (int64_t k = 0; k < kb; k += 32)
+                _mm512_store_si512(bw[j] + k / 2,
+                                   mm_bf16_cvt32((const float *)(b + j * nb11) + pc + k, kb - k));
+        __m512 acc[4][MM_GEMV_MAX_N];
+        for (int q = 0; q < ng; q++)
+            for (int j = 0; j < nn; j++) acc[q][j] = _mm512_setzero_ps();
+        const uint32_t * at = base + (pc / 2) * MM_RP_G;
+        for (int64_t t = 0; t < (kb + 1) / 2; t++) {
+            __m512bh v[4];
+            for (int q = 0; q < ng; q++)
+                v[q] = (__m512bh)_mm512_load_si512(at + (q * kp + t) * MM_RP_G);
+            for (int j = 0; j < nn; j++) {
+                const __m512bh bj = (__m512bh)_mm512_set1_epi32((int)bw[j][t]);
+                for (int q = 0; q < ng; q++) acc[q][j] = _mm512_dpbf16_ps(acc[q][j], v[q], bj);
+            }
+        }
+        for (int q = 0; q < ng; q++)
+            for (int j = 0; j < nn; j++)
+                y[q][j] = pc == 0 ? acc[q][j] : _mm512_add_ps(y[q][j], acc[q][j]);
+    }
+    for (int q = 0; q < ng; q++) {
+        const int64_t m0 = (g + q) * MM_RP_G;
+        const __mmask16 mask = mm_bf16_m16(M - m0);
+        for (int j = 0; j < nn; j++)
+            _mm512_mask_storeu_ps((float *)(c + j * nb1) + m0, mask, y[q][j]);
+    }
+}
+
+/* mm_bf16_gemv_rp_block over groups [g_lo, g_hi), 4 at a time (dispatch on ng and nn). */
+MM_BF16_FN void mm_bf16_gemv_rp(const mm_repack * rp, const char * b, int64_t nb11, char * c,
+                                int64_t nb1, int64_t g_lo, int64_t g_hi, int nn) {
+#define MM_BF16_RP_NN(NG) \
+    switch (nn) { \
+    case 1: mm_bf16_gemv_rp_block(rp, b, nb11, c, nb1, g, NG, 1); break; \
+    case 2: mm_bf16_gemv_rp_block(rp, b, nb11, c, nb1, g, NG, 2); break; \
+    case 3: mm_bf16_gemv_rp_block(rp, b, nb11, c, nb1, g, NG, 3); break; \
+    default: mm_bf16_gemv_rp_block(rp, b, nb11, c, nb1, g, NG, 4); break; \
+    }
+    int64_t g = g_lo;
+    for (; g + 4 <= g_hi; g += 4) { MM_BF16_RP_NN(4) }
+    for (; g < g_hi; g++) { MM_BF16_RP_NN(1) }
+#undef MM_BF16_RP_NN
+}
+#undef MM_BF16_FN
 #endif /* MM_AVX512 */
+
+/* 1 when the mat-vec reads a BF16 matrix's row-interleaved copy (the VDPBF16PS variant);
+ * elsewhere a copy is ignored. */
+static inline int mm_bf16_rp_used(void) {
+#if defined(MM_AVX512)
+    return mm_bf16_dp();
+#else
+    return 0;
+#endif
+}
 #endif
