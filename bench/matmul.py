@@ -5,7 +5,9 @@ Cases: weights a in f32, f16, bf16 x three shapes (ggml's names: a [K, M], b [K,
   4096 x 4096 weight) and the mat-vec 4096 x 4096 x 1 (decode).
 Columns:
   * ggml_cy  = ctx.mul_mat(a, b) in a graph, graph.compute(n_threads): a f32/f16/bf16,
-               b f32, result f32; everything computed in f32 (weights widened exactly).
+               b f32, result f32; f32/f16 weights widened exactly, everything in f32;
+               bf16 weights by ggml's rule: b rounded to bf16, exact products summed in
+               f32 (VDPBF16PS where the CPU has AVX512_BF16).
   * torch    = torch.matmul(b, a.T) with both operands in the weights' dtype (torch's
                native way: for f16/bf16 it rounds b and the result to that dtype, and may
                use bf16/f16 dot-product instructions); the target column: >= 0.9x this.

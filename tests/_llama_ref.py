@@ -15,6 +15,10 @@ for llama: adjacent pairs (2i, 2i+1) of each head rotated by pos * base^(-2i/n_r
 convert_hf_to_gguf permutes HF's q/k rows so that this equals HF's rotate-half form),
 grouped-query causal attention with scale 1/sqrt(head_dim), the SwiGLU feed-forward
 ``down(silu(gate(x)) * up(x))``, a final RMSNorm and the output projection.
+
+``RefLlama(..., act_bf16=True)`` (for BF16 weights) rounds the activations to bfloat16
+before every weight product, as llama.cpp's CPU backend computes (ggml's vec-dot partner
+of BF16 is BF16: the f32 activations are rounded to nearest even).
 """
 import dataclasses
 
@@ -208,10 +212,17 @@ class RefLlama:
     """float64 forward pass with a KV cache: ``eval(tokens)`` appends tokens at the next
     positions and returns their logits (n_tokens, n_vocab)."""
 
-    def __init__(self, weights, hp):
+    def __init__(self, weights, hp, act_bf16=False):
         self.w = weights
         self.hp = hp
+        self.act_bf16 = act_bf16
         self.reset()
+
+    def _mm(self, x, name):
+        """x @ W.T for weight ``name``; x rounded (f32, then bf16) with act_bf16."""
+        if self.act_bf16:
+            x = bf16_round(x)
+        return x @ self.w[name].T
 
     def reset(self):
         self.k = [np.zeros((0, self.hp.n_head_kv, self.hp.head_dim)) for _ in range(self.hp.n_layer)]
@@ -231,9 +242,9 @@ class RefLlama:
         for il in range(hp.n_layer):
             p = f"blk.{il}."
             h = _rms_norm(x, w[p + "attn_norm.weight"], hp.eps)
-            q = (h @ w[p + "attn_q.weight"].T).reshape(n, hp.n_head, hd)
-            k = (h @ w[p + "attn_k.weight"].T).reshape(n, hp.n_head_kv, hd)
-            v = (h @ w[p + "attn_v.weight"].T).reshape(n, hp.n_head_kv, hd)
+            q = self._mm(h, p + "attn_q.weight").reshape(n, hp.n_head, hd)
+            k = self._mm(h, p + "attn_k.weight").reshape(n, hp.n_head_kv, hd)
+            v = self._mm(h, p + "attn_v.weight").reshape(n, hp.n_head_kv, hd)
             rope = dict(freq_scale=1.0 / hp.rope_linear if hp.rope_linear else 1.0,
                         factors=w.get("rope_freqs.weight"))
             q = _rope_normal(q, pos, hp.n_rot, hp.rope_base, **rope)
@@ -249,13 +260,23 @@ class RefLlama:
                 s = np.exp(s - s.max(axis=1, keepdims=True))
                 s /= s.sum(axis=1, keepdims=True)
                 out[:, hh, :] = s @ V[:, hh // group, :]
-            x = x + out.reshape(n, hp.n_embd) @ w[p + "attn_output.weight"].T
+            x = x + self._mm(out.reshape(n, hp.n_embd), p + "attn_output.weight")
             h = _rms_norm(x, w[p + "ffn_norm.weight"], hp.eps)
-            g = h @ w[p + "ffn_gate.weight"].T
-            u = h @ w[p + "ffn_up.weight"].T
-            x = x + (g / (1.0 + np.exp(-g)) * u) @ w[p + "ffn_down.weight"].T
+            g = self._mm(h, p + "ffn_gate.weight")
+            u = self._mm(h, p + "ffn_up.weight")
+            x = x + self._mm(g / (1.0 + np.exp(-g)) * u, p + "ffn_down.weight")
         x = _rms_norm(x, w["output_norm.weight"], hp.eps)
-        return x @ w["output.weight"].T
+        return self._mm(x, "output.weight")
+
+
+def bf16_round(x):
+    """float64 values rounded to float32, then to bfloat16 as ggml does (round to nearest
+    even, NaN made quiet), returned as float64."""
+    n = np.asarray(x, np.float32).view(np.uint32)
+    n = np.where((n & 0x7FFFFFFF) > 0x7F800000, (n & 0xFFFF0000) | 0x00400000, n)
+    n = n.astype(np.uint64)
+    return (((n + 0x7FFF + ((n >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(
+        np.float32).astype(np.float64)
 
 
 def nmse(a, ref):

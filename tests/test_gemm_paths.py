@@ -5,9 +5,15 @@ path across every blocking edge (K blocks of 256, M blocks of 512 / 256, N block
 strided and transposed operands (which leave the mat-vec path), GQA broadcast, and the
 promise that the bits do not depend on the thread count.
 
-Tolerance: every product is computed in f32 from exactly widened weights, so the error is
-f32 summation rounding only: |got - ref| <= 1e-5 * sqrt(K) * (1 + |ref|) elementwise, and
-NMSE (test-backend-ops' measure) well below ggml's 5e-4 for mul_mat."""
+BF16 weights follow ggml's rule (its vec-dot partner type for BF16 is BF16): b is rounded
+to bf16 (round to nearest even, NaN made quiet), so the reference uses that b (_bv); the
+products of two bf16 values are exact in f32 (VDPBF16PS where the CPU has AVX512_BF16,
+f32 FMAs elsewhere).
+
+Tolerance: every product is computed in f32 from exactly widened weights (and, for BF16,
+the rounded b), so the error is f32 summation rounding only: |got - ref| <= 1e-5 * sqrt(K)
+* (1 + |ref|) elementwise, and NMSE (test-backend-ops' measure) well below ggml's 5e-4 for
+mul_mat."""
 import numpy as np
 import pytest
 
@@ -28,6 +34,21 @@ def _as_type(x, t):
         return h.astype(np.float64), h
     bits = (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
     return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64), bits
+
+
+def _bf16_round(x):
+    """ggml's fp32 -> bf16 (round to nearest even; NaN kept NaN, made quiet), as float32."""
+    n = np.asarray(x, np.float32).view(np.uint32)
+    n = np.where((n & 0x7FFFFFFF) > 0x7F800000, (n & 0xFFFF0000) | 0x00400000, n)
+    n = n.astype(np.uint64)
+    r = (((n + 0x7FFF + ((n >> 16) & 1)) >> 16) << 16).astype(np.uint32)
+    return r.view(np.float32)
+
+
+def _bv(b, t):
+    """b as float64 the way mul_mat uses it against weights of type t (rounded for BF16)."""
+    b = np.asarray(b, np.float32)
+    return (_bf16_round(b) if t == T.BF16 else b).astype(np.float64)
 
 
 def _put(ctx, arr, t):
@@ -61,8 +82,8 @@ def _check(got, want, k):
     assert float(np.sum((got - want) ** 2)) / d < 1e-9
 
 
-def _ref2d(aref, b):
-    return (b.astype(np.float64) @ aref.T)[None, None]
+def _ref2d(aref, b, t):
+    return (_bv(b, t) @ aref.T)[None, None]
 
 
 # (M, N, K): mat-vec N = 1..4 with K below, at and past a vector, odd M; packed shapes
@@ -82,7 +103,7 @@ def test_mul_mat_paths(mnk, t):
     a = rng.standard_normal((M, K)).astype(np.float32)
     b = rng.standard_normal((N, K)).astype(np.float32)
     got, aref = _mm(a, b, t, 3)
-    _check(got, _ref2d(aref, b), K)
+    _check(got, _ref2d(aref, b, t), K)
 
 
 @pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
@@ -94,9 +115,26 @@ def test_mul_mat_same_bits_every_thread_count(mnk, t):
     a = rng.standard_normal((M, K)).astype(np.float32)
     b = rng.standard_normal((N, K)).astype(np.float32)
     got1, aref = _mm(a, b, t, 1)
-    _check(got1, _ref2d(aref, b), K)
+    _check(got1, _ref2d(aref, b, t), K)
     for nt in (2, 3, 5, 8, 16):
         assert_bitwise(_mm(a, b, t, nt)[0], got1)
+
+
+@pytest.mark.parametrize("mnk", [(600, 5, 300), (520, 70, 33), (257, 8, 255), (33, 200, 513),
+                                 (48, 17, 1), (16, 9, 2), (100, 4, 777), (31, 1, 3)],
+                         ids=lambda s: "M%dN%dK%d" % s)
+def test_bf16_blocking_edges(mnk):
+    """BF16 pair kernels: odd K (a zero-padded last pair), K across the 256 block and the
+    32-element transposes, every tile remainder; a row alone has its bits in the batch."""
+    M, N, K = mnk
+    rng = np.random.default_rng(M * 5 + N + K)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    got, aref = _mm(a, b, T.BF16, 3)
+    _check(got, _ref2d(aref, b, T.BF16), K)
+    assert_bitwise(_mm(a, b, T.BF16, 1)[0], got)
+    for n in (0, N - 1):
+        assert_bitwise(_mm(a, b[n:n + 1], T.BF16, 2)[0][0, 0], got[0, 0, n:n + 1])
 
 
 @pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
@@ -115,14 +153,14 @@ def test_mul_mat_strided_operands_leave_fast_paths(n, t):
     tb = ctx.transpose(ctx.tensor_from(bt))          # ne [K, n], elements n*4 apart
     r = ctx.mul_mat(ta, tb)
     ctx.new_graph().build_forward_expand(r).compute(2)
-    _check(r.numpy(4), (bt.T.astype(np.float64) @ aref[:, :K].T)[None, None], K)
+    _check(r.numpy(4), (_bv(bt.T, t) @ aref[:, :K].T)[None, None], K)
     # the same a as a column slice of a wider matrix, b contiguous: mat-vec / packed fast
     # paths read rows nb1 apart
     b2 = np.ascontiguousarray(bt.T)
     tb2 = ctx.tensor_from(b2)
     r2 = ctx.mul_mat(ta, tb2)
     ctx.new_graph().build_forward_expand(r2).compute(3)
-    _check(r2.numpy(4), (b2.astype(np.float64) @ aref[:, :K].T)[None, None], K)
+    _check(r2.numpy(4), (_bv(b2, t) @ aref[:, :K].T)[None, None], K)
 
 
 @pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
@@ -135,24 +173,62 @@ def test_mul_mat_gqa_broadcast(n, t):
     b = rng.standard_normal((6, 8, n, K)).astype(np.float32)
     got, aref = _mm(a, b, t, 4)
     aw = np.repeat(np.repeat(aref, 4, axis=1), 2, axis=0)
-    _check(got, b.astype(np.float64) @ np.swapaxes(aw, -1, -2), K)
+    _check(got, _bv(b, t) @ np.swapaxes(aw, -1, -2), K)
 
 
-def test_mul_mat_special_values():
-    """inf and NaN in a reach exactly the outputs whose dot products see them."""
+@pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
+def test_mul_mat_special_values(t):
+    """inf and NaN in a (and, for BF16, in b: rounded, a NaN stays NaN, a value past bf16's
+    largest finite one becomes inf) reach exactly the outputs whose dot products see them."""
     rng = np.random.default_rng(5)
-    for n in (1, 20):
-        a = rng.standard_normal((40, 50)).astype(np.float32)
+    for n in (1, 4, 20):
+        a = rng.standard_normal((40, 51)).astype(np.float32)
         a[3, 7] = np.inf
         a[10, 0] = np.nan
-        b = np.abs(rng.standard_normal((n, 50)).astype(np.float32)) + 0.5
-        got, aref = _mm(a, b, T.F32, 2)
-        with np.errstate(invalid="ignore"):
-            want = _ref2d(aref, b)
+        a[20, 50] = -np.inf                       # the last, odd element: a lone pair half
+        b = np.abs(rng.standard_normal((n, 51)).astype(np.float32)) + 0.5
+        if t == T.BF16:
+            b[0, 9] = np.nan
+            b[n - 1, 50] = -np.inf
+            if n > 1:
+                b[1, 30] = np.float32(3.3999e38)   # rounds past bf16's max: inf
+        got, aref = _mm(a, b, t, 2)
+        with np.errstate(invalid="ignore", over="ignore"):
+            want = _ref2d(aref, b, t)
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+        np.testing.assert_array_equal(np.signbit(got[np.isinf(got)]),
+                                      np.signbit(want[np.isinf(want)]))
         fin = np.isfinite(want)
-        _check(got[fin], want[fin], 50)
+        _check(got[fin], want[fin], 51)
+
+
+@pytest.mark.parametrize("n", [1, 3, 40], ids=lambda n: f"N{n}")
+@pytest.mark.parametrize("k", [1, 7, 255, 256, 257, 600], ids=lambda k: f"K{k}")
+def test_bf16_rounds_b_as_ggml(n, k):
+    """BF16 weights: b is rounded to bf16 to nearest even before the products (ggml's rule).
+    a = 1 and b = 1 + 2^-8 (a tie between 1 and 1 + 2^-7: the even 1) or 1 + 2^-10 give
+    exactly K; b = 1 + 3 * 2^-8 (a tie between 1 + 2^-7 and 1 + 2^-6: the even 1 + 2^-6)
+    gives K * (1 + 2^-6); an f32 sum of the unrounded b would differ in each case."""
+    M = 37
+    a = np.ones((M, k), np.float32)
+    for bval, per in ((1 + 2.0 ** -8, 1.0), (1 + 2.0 ** -10, 1.0),
+                      (1 + 3 * 2.0 ** -8, 1 + 2.0 ** -6)):
+        b = np.full((n, k), bval, np.float32)
+        got, _ = _mm(a, b, T.BF16, 2)
+        np.testing.assert_array_equal(got, np.float32(k * per))
+        eager = ggml_cy.mul_mat(_as_type(a, T.BF16)[1], b, "bf16", n_threads=2)
+        np.testing.assert_array_equal(eager, np.float32(k * per))
+
+
+def test_bf16_round_helper_is_ggml():
+    """The test's rounding agrees with ggml_cy's own f32 -> bf16 conversion (quantize)."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(4096) * 10.0 ** rng.integers(-40, 39, 4096)).astype(np.float32)
+    x[:6] = [np.nan, -np.nan, np.inf, -np.inf, 3.3999e38, 1e-45]
+    want = ggml_cy.quantize(x, T.BF16).view(np.uint16)
+    got = (_bf16_round(x).view(np.uint32) >> 16).astype(np.uint16)
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
@@ -165,7 +241,7 @@ def test_mul_mat_rows_do_not_depend_on_n(k, t):
     a = rng.standard_normal((M, k)).astype(np.float32)
     b = rng.standard_normal((37, k)).astype(np.float32)
     full, aref = _mm(a, b, t, 3)
-    _check(full, _ref2d(aref, b), k)
+    _check(full, _ref2d(aref, b, t), k)
     for lo, hi in ((0, 1), (5, 6), (36, 37), (10, 13), (0, 4)):
         part, _ = _mm(a, b[lo:hi], t, 2)
         assert_bitwise(part[0, 0], full[0, 0, lo:hi])
@@ -190,7 +266,7 @@ def test_eager_float_mul_mat_matches_graph(nshape, t):
     else:
         got = ggml_cy.mul_mat(araw, b, n_threads=3)
     assert got.shape == nshape + (M,) and got.dtype == np.float32
-    want = b.astype(np.float64) @ aref.T
+    want = _bv(b, t) @ aref.T
     _check(got, want, K)
     b2 = b.reshape(-1, K)
     g, _ = _mm(a, b2, t, 2)
@@ -208,7 +284,7 @@ def test_eager_float_mul_mat_tensors_views_and_out():
         out = np.full((7, 30), np.nan, np.float32)
         r = ggml_cy.mul_mat(ta, b, out=out)
         assert r is out
-        _check(out, b.astype(np.float64) @ aref.T, 50)
+        _check(out, _bv(b, t) @ aref.T, 50)
     # strided weights (every other row, reversed columns) and a transposed b
     a_big = rng.standard_normal((60, 50)).astype(np.float32)
     av = a_big[::2, ::-1]
@@ -254,3 +330,47 @@ def test_eager_float_mul_mat_bad_input():
     ctx = Context(1 << 20)
     with pytest.raises(TypeError, match="differs"):
         ggml_cy.mul_mat(ctx.tensor_from(a), np.ones(8, np.float32), "f16")
+
+
+_LEVEL_CHILD = """
+import hashlib
+import numpy as np
+import ggml_cy
+from ggml_cy import GGMLType as T
+from ggml_cy.graph.context import Context
+rng = np.random.default_rng(7)
+out = []
+for M, N, K in [(70, 1, 301), (70, 3, 300), (300, 40, 777), (33, 9, 7), (40, 2, 2)]:
+    a = (rng.standard_normal((M, K)).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    out.append(hashlib.sha1(ggml_cy.mul_mat(a, b, "bf16", n_threads=2).tobytes()).hexdigest())
+    ctx = Context(16 << 20)
+    ta = ctx.new_tensor(T.BF16, (K, M))
+    ta.numpy(2)[...] = a
+    r = ctx.mul_mat(ta, ctx.tensor_from(b))
+    ctx.new_graph().build_forward_expand(r).compute(3)
+    out.append(hashlib.sha1(r.numpy(2).tobytes()).hexdigest())
+print(" ".join(out))
+"""
+
+
+def test_bf16_same_bits_at_every_level():
+    """The f32 variant (baseline, avx2, avx512 caps) sums each pair's products in
+    VDPBF16PS's order (odd element first; products of bf16 values are exact), so on normal
+    values every dispatch level gives the bits of the VDPBF16PS variant (unset cap, where
+    the CPU has AVX512_BF16), eager and graph alike."""
+    import subprocess
+    import sys
+    from _child import ENV, HOME
+    got = {}
+    for level in ("baseline", "avx2", "avx512", None):
+        env = dict(ENV)
+        env.pop("GGML_CY_CPU_FEATURES", None)
+        if level:
+            env["GGML_CY_CPU_FEATURES"] = level
+        p = subprocess.run([sys.executable, "-c", _LEVEL_CHILD], capture_output=True, text=True,
+                           cwd=HOME, env=env, timeout=300)
+        assert p.returncode == 0, p.stderr
+        got[level] = p.stdout.split()
+    for level, hashes in got.items():
+        assert hashes == got[None], level

@@ -2,7 +2,10 @@
 repack_for_matvec, csrc/mul_mat.h mm_gemv_rp_*; the decode speed of issue 13): the results
 are bitwise those of the plain mat-vec and of the packed GEMM (same FMA chain per output),
 for f32/f16/bf16 weights, every M and K remainder, 1-4 columns, batched b and any thread
-count; the copy is used only while it still describes its tensor; bad arguments raise."""
+count; the copy is used only while it still describes its tensor; bad arguments raise.
+BF16 (ggml's rule: b rounded to bf16, pairs dotted by VDPBF16PS where the CPU has it,
+csrc/mul_mat_bf16.h): the copy holds the pairs as dwords and is read only by the VDPBF16PS
+variant (repack_helps), with the same bits either way."""
 import gc as _gc
 
 import numpy as np
@@ -154,6 +157,27 @@ def test_repack_bad_arguments():
     empty = Context(1 << 20, no_alloc=True).new_tensor_2d(T.F32, 8, 4)
     with pytest.raises(ValueError, match="no data"):
         _mul_mat.repack_for_matvec(empty)
+
+
+def test_bf16_plain_matvec_is_the_gemm_column():
+    """BF16 without a copy: the mat-vec of one column (and of 3) has the bits those columns
+    get inside a batch of 9 (the packed path), at 1 and 3 threads, odd K included."""
+    ctx = Context(16 << 20)
+    rng = np.random.default_rng(5)
+    for M, K in [(70, 300), (33, 257), (17, 1)]:
+        w = _raw(rng.standard_normal((M, K)), T.BF16)
+        x = rng.standard_normal((9, K)).astype(np.float32)
+        a = _weights(ctx, w, T.BF16)
+        full = ctx.mul_mat(a, ctx.tensor_from(x))
+        one = ctx.mul_mat(a, ctx.tensor_from(x[4:5]))
+        three = ctx.mul_mat(a, ctx.tensor_from(x[2:5]))
+        g = ctx.new_graph()
+        for y in (full, one, three):
+            g.build_forward_expand(y)
+        for nt in (1, 3):
+            g.compute(nt)
+            assert_bitwise(one.numpy(2)[0], full.numpy(2)[4])
+            assert_bitwise(three.numpy(2), full.numpy(2)[2:5])
 
 
 def test_copy_after_context_reset_is_inert():

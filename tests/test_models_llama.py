@@ -22,10 +22,18 @@ HP = R.HParams()            # 2 layers, n_embd 256, 8 heads / 2 KV heads, n_ff 5
 # BF16 2e-8..5e-8, the f16 cache's rounding; Q8_0/Q4_0 0.9e-4..1.6e-4, Q4_K/Q6_K
 # 1.9e-4..3.6e-4: every mul_mat quantizes its activations to Q8_0 / Q8_K as ggml does,
 # 3e-5 / 4.6e-5 NMSE per product, and the model has 16 products in a row).
-TOL = {"F32": 1e-6, "F16": 1e-6, "BF16": 1e-6, "Q8_0": 1e-3, "Q4_0": 1e-3, "Q4_K": 1e-3,
+# BF16 weights follow ggml's rule (the activations rounded to bf16 before each product, as
+# llama.cpp computes; the reference does the same, act_bf16): measured 0.8e-5..1.1e-5 with
+# the f16 cache (an activation within the other roundings' noise of a bf16 rounding
+# boundary rounds the other way, one bf16 ulp, and that spreads; without the reference's
+# rounding 0.7e-5..1.4e-5).
+TOL = {"F32": 1e-6, "F16": 1e-6, "BF16": 1e-4, "Q8_0": 1e-3, "Q4_0": 1e-3, "Q4_K": 1e-3,
        "Q6_K": 1e-3}
-# f32 KV cache with F32 / F16 / BF16 weights: float32 rounding only (measured 3-5e-13)
+# f32 KV cache with F32 / F16 weights: float32 rounding only (measured 3-5e-13); BF16: the
+# rounding flips above only (measured 5e-11..2.3e-6 against act_bf16, 0.7e-5..1.2e-5
+# against the unrounded reference)
 TOL_F32_EXACT = 1e-10
+TOL_F32_BF16 = 1e-5
 PROMPT = [1, 17, 250, 3, 99, 42, 7]
 DECODE = [5, 123, 299]
 
@@ -51,7 +59,7 @@ def _run(model, ref):
 def test_logits_match_float64_reference(models, wtype):
     path, weights = models[wtype]
     model = LlamaModel(path, n_threads=2)
-    ref = R.RefLlama(weights, HP)
+    ref = R.RefLlama(weights, HP, act_bf16=wtype == "BF16")
     for step, (ours, want) in enumerate(_run(model, ref)):
         assert ours.shape == want.shape and ours.dtype == np.float32
         err = R.nmse(ours, want)
@@ -65,10 +73,11 @@ def test_logits_match_float64_reference(models, wtype):
 def test_float_weights_f32_cache_tight(models, wtype):
     path, weights = models[wtype]
     model = LlamaModel(path, n_threads=3, cache_type="f32")
-    ref = R.RefLlama(weights, HP)
+    ref = R.RefLlama(weights, HP, act_bf16=wtype == "BF16")
     for step, (ours, want) in enumerate(_run(model, ref)):
         err = R.nmse(ours, want)
-        assert err < TOL_F32_EXACT, f"step {step}: NMSE {err:.3g}"
+        tol = TOL_F32_BF16 if wtype == "BF16" else TOL_F32_EXACT
+        assert err < tol, f"step {step}: NMSE {err:.3g}"
 
 
 @pytest.mark.parametrize("wtype", ["F32", "Q4_0", "Q6_K"])

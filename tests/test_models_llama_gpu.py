@@ -27,8 +27,12 @@ DECODE = [5, 123, 299]
 TOL = {"F32": 1e-6, "F16": 1e-6, "BF16": 1e-6, "Q8_0": 1e-3, "Q4_0": 1e-3, "Q4_K": 1e-3,
        "Q6_K": 1e-3}
 # CUDA against CPU: float weights differ by summation order only; quantized ones may
-# quantize the activations differently (Q8_1 on the GPU, as ggml-cuda does)
-TOL_VS_CPU = {"F32": 1e-6, "F16": 1e-6, "BF16": 1e-6, "Q8_0": 5e-4, "Q4_0": 5e-4,
+# quantize the activations differently (Q8_1 on the GPU, as ggml-cuda does); BF16: the CPU
+# rounds the activations to bf16 before each product (ggml's rule), the CUDA mat-vec these
+# 7-token prompts take does not: measured on the CPU side, the float64 reference with and
+# without that rounding differ by NMSE 0.7e-5..1.2e-5 (the CPU against the unrounded one
+# 0.7e-5..1.4e-5), so 1e-4
+TOL_VS_CPU = {"F32": 1e-6, "F16": 1e-6, "BF16": 1e-4, "Q8_0": 5e-4, "Q4_0": 5e-4,
               "Q4_K": 5e-4, "Q6_K": 5e-4}
 HF_TOL = 1e-6
 

@@ -457,7 +457,8 @@ def test_mul_mat_broadcast_dims_2_3(t, n_threads):
     r = ctx.mul_mat(a, b)
     assert r.ne == (M, N, 8, 6)
     run(ctx, r, n_threads)
-    want = mm_ref(aref, bv.astype(np.float64))
+    # BF16 weights: ggml's rule rounds b to bf16 (mul_mat_bf16.h)
+    want = mm_ref(aref, as_type_values(bv, T.BF16 if t == T.BF16 else T.F32))
     # quantized weights: ggml's integer dot products quantize b as well (q8 rows)
     tol = 1e-7 if not t.is_quantized else 2e-4
     assert nmse(r.numpy(4), want) < tol
@@ -483,7 +484,8 @@ def test_mul_mat_attention_layout(t):
     r = ctx.mul_mat(k, q)
     assert r.ne == (Nkv, Nq, H, 1)
     run(ctx, r, 2)
-    want = mm_ref(kref.transpose(1, 0, 2)[None], qv.transpose(1, 0, 2)[None].astype(np.float64))
+    qref = as_type_values(qv, T.BF16 if t == T.BF16 else T.F32)    # BF16: b rounded
+    want = mm_ref(kref.transpose(1, 0, 2)[None], qref.transpose(1, 0, 2)[None])
     assert nmse(r.numpy(4), want) < (1e-7 if not t.is_quantized else 2e-4)
 
 

@@ -33,6 +33,7 @@ cdef extern from "mul_mat.h" nogil:
     int64_t mm_repack_bytes(int type, int64_t K, int64_t M)
     int mm_repack_supported(int type, int64_t K)
     void mm_repack_fill(const ggml_tensor * a, char * out, int64_t g0, int64_t g1)
+    int mm_bf16_rp_used()
 
 
 def amx_ready():
@@ -119,8 +120,10 @@ def mul_mat_f32(const float[:, :] a not None, const float[:, :] b not None,
 
 def mul_mat_half(const uint16_t[:, :] a not None, bint bf16, const float[:, :] b not None,
                  float[:, ::1] out not None, n_threads=None):
-    """The same with 16-bit weights: IEEE half bit patterns (bf16 False) or bfloat16 bit
-    patterns (bf16 True), widened exactly to f32; b is not rounded."""
+    """The same with 16-bit weights: IEEE half bit patterns (bf16 False: widened exactly to
+    f32, b not rounded) or bfloat16 bit patterns (bf16 True: ggml's rule, b rounded to
+    bfloat16 to nearest even, exact products summed in f32; VDPBF16PS where the CPU has
+    AVX512_BF16, csrc/mul_mat_bf16.h)."""
     cdef ggml_tensor ta
     cdef int64_t M = a.shape[0], K = a.shape[1]
     set_header(&ta, GGML_TYPE_BF16 if bf16 else GGML_TYPE_F16, K, M, a.strides[1],
@@ -193,9 +196,12 @@ cdef class MatvecCopy:
 
 def repack_helps(int type):
     """Whether this build's graph kernels read a row-interleaved copy of a weight of this
-    type (F32, F16, BF16 everywhere; Q4_0 and Q8_0 where AVX-512 runs the dots)."""
-    if type in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16):
+    type (F32, F16 everywhere; BF16 where VDPBF16PS runs its dots; Q4_0 and Q8_0 where
+    AVX-512 runs the dots)."""
+    if type in (GGML_TYPE_F32, GGML_TYPE_F16):
         return True
+    if type == GGML_TYPE_BF16:
+        return bool(mm_bf16_rp_used())
     return (type == GGML_TYPE_Q4_0 or type == GGML_TYPE_Q8_0) and Q4_0_RP_BUILT
 
 
@@ -210,7 +216,11 @@ def repack_for_matvec(Tensor tensor not None, n_threads=None):
     same FMA chain over K as on every other path. The copy is a snapshot of the values:
     values written into the tensor afterwards are not seen until it is repacked again (a
     model's weights never change). It costs as much memory as the tensor, and is ignored by
-    views of the tensor and by other tensors over the same memory."""
+    views of the tensor and by other tensors over the same memory.
+
+    BF16: the copy holds the bf16 pairs as dwords (ggml's rule, b rounded to bfloat16, the
+    pairs dotted by VDPBF16PS); where the CPU lacks AVX512_BF16 the kernels ignore it
+    (repack_helps(BF16) is False there), with the same bits either way."""
     cdef ggml_tensor * t = tensor.ptr()     # raises for a stale or detached tensor
     if t.type not in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0,
                       GGML_TYPE_Q8_0):

@@ -283,7 +283,8 @@ class Context(_core.Context):
     def mul_mat(self, a, b):
         """ggml_mul_mat: a [K, M] (f32, f16, bf16 or quantized), b [K, N] (f32) -> [M, N]
         f32, where result[n][m] = sum_k a[m][k] * b[n][k] (numpy: ``b @ a.T``), batched over dims 2
-        and 3 with each a matrix repeated over b.ne[2]/a.ne[2] consecutive batches."""
+        and 3 with each a matrix repeated over b.ne[2]/a.ne[2] consecutive batches. With a bf16
+        a, b is rounded to bf16 first (ggml's rule; the products are exact, the sums f32)."""
         a = _tensor(a, "mul_mat: a")
         b = _tensor(b, "mul_mat: b")
         if a.ne[0] != b.ne[0]:

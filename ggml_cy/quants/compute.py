@@ -98,7 +98,9 @@ def mul_mat(a, b, type=None, *, out=None, n_threads=None):
     Float weights (issue 14 item 3): ``a`` a float32 / float16 (M, K) array (float64 is
     converted to float32), bfloat16 bit patterns (uint16) with ``type="bf16"``, or a 2-D
     F32 / F16 / BF16 Tensor: ``b @ a.T`` computed in float32 by the graph's float kernel
-    (the same bits as ``ctx.mul_mat``; b is not rounded to the weights' type)."""
+    (the same bits as ``ctx.mul_mat``). b is not rounded for f32/f16 weights; with bf16
+    weights it is rounded to bfloat16 first (ggml's rule: round to nearest even, the exact
+    bf16 products summed in float32, by VDPBF16PS where the CPU has AVX512_BF16)."""
     fa = _float_weights(a, type)
     if fa is not None:
         return _mul_mat_float(fa[0], fa[1], b, out, n_threads)

@@ -8,8 +8,12 @@
  * rows and the copy is read as one sequential stream.
  *
  * Layouts (rows past M are zero; each group starts 64-byte aligned when data does):
- *   F32 / F16 / BF16: group g, element k: the 16 values a[16g + i][k], i = 0..15, in a's
- *     own type (mul_mat.h's mm_gemv_rp_*).
+ *   F32 / F16: group g, element k: the 16 values a[16g + i][k], i = 0..15, in a's own type
+ *     (mul_mat.h's mm_gemv_rp_*).
+ *   BF16: group g, pair p: 16 dwords, dword i the pair (a[16g + i][2p], a[16g + i][2p + 1])
+ *     (an odd K's last pair padded with zero): what VDPBF16PS takes (mul_mat_bf16.h's
+ *     mm_bf16_gemv_rp). Only the VDPBF16PS variant reads it; elsewhere the copy is ignored
+ *     (the plain mat-vec gives the same bits).
  *   Q4_0 / Q8_0 (K a multiple of 256): group g, block b: 32 bytes of the 16 rows' float16
  *     scales, then for j = 0..3 (Q8_0: 0..7) the 16 rows' quant bytes qs[4j .. 4j+3] (64
  *     bytes): 288 (544) bytes per 16 row-blocks, exactly the rows' own bytes (vecdot.h's
@@ -64,6 +68,7 @@ static inline int64_t mm_repack_bytes(int type, int64_t K, int64_t M) {
     const int64_t groups = (M + MM_RP_G - 1) / MM_RP_G;
     const int es = mm_rp_elem(type);
     if (es == 0) return groups * (K / 32) * mm_rp_qblock(type);
+    if (type == GGML_TYPE_BF16) return groups * ((K + 1) / 2) * MM_RP_G * 4;
     return groups * K * MM_RP_G * es;
 }
 
@@ -84,6 +89,25 @@ static inline void mm_repack_fill(const ggml_tensor * a, char * out, int64_t g0,
                     const char * blk = (const char *)a->data + m * a->nb[1] + b * sb;
                     memcpy(o + 2 * i, blk, 2);
                     for (int j = 0; j < words; j++) memcpy(o + 32 + 64 * j + 4 * i, blk + 2 + 4 * j, 4);
+                }
+            }
+        }
+        return;
+    }
+    if (a->type == GGML_TYPE_BF16) {   /* pairs as dwords */
+        const int64_t kp = (K + 1) / 2;
+        for (int64_t g = g0; g < g1; g++) {
+            uint32_t * o = (uint32_t *)(out + g * kp * MM_RP_G * 4);
+            for (int i = 0; i < MM_RP_G; i++) {
+                const int64_t m = g * MM_RP_G + i;
+                const uint16_t * row = (const uint16_t *)((const char *)a->data + m * a->nb[1]);
+                for (int64_t p = 0; p < kp; p++) {
+                    uint32_t v = 0;
+                    if (m < M) {
+                        v = row[2 * p];
+                        if (2 * p + 1 < K) v |= (uint32_t)row[2 * p + 1] << 16;
+                    }
+                    o[p * MM_RP_G + i] = v;
                 }
             }
         }

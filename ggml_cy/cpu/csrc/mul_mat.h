@@ -3,12 +3,17 @@
  *   dst [M, N, ne12, ne13] f32 with dst[n][m] = sum_k a[m][k] * b[n][k],
  *   a broadcast over the batch dims by block repetition (i02 = i12 / (ne12/ne02)).
  * In row-major terms dst (N x M) = B (N x K) . A^T, so both operands are read along K.
- * Everything is computed in f32: f16/bf16 weights are widened exactly, b is never rounded.
+ * Everything is computed in f32: f16 weights are widened exactly and b is never rounded for
+ * them; BF16 weights follow ggml's rule (b rounded to bf16, exact products, f32 sums;
+ * mul_mat_bf16.h, VDPBF16PS where the CPU has AVX512_BF16).
  *
  * Every dst element is computed the same way on every path, whatever N, the tile it falls
  * in or the thread count: per K block of MM_KC an FMA chain over k in order starting from
  * zero, the blocks' sums added in order. So the bits do not depend on the thread count, and
- * a row of b gives the same bits alone (decode) as inside a batch (prompt).
+ * a row of b gives the same bits alone (decode) as inside a batch (prompt). BF16 weights
+ * keep both promises with their own chain (mul_mat_bf16.h: per pair of k the odd element's
+ * product first, VDPBF16PS's order), the same bits at every dispatch level on normal
+ * values; their row-interleaved copy (matvec_repack.h) holds the pairs as dwords.
  * Two paths, chosen from the shapes:
  *  - N <= MM_GEMV_MAX_N with rows of a and b adjacent along K (mat-vec, decode): no
  *    packing; a is streamed once (memory bound), 16 rows at a time transposed in registers.
@@ -392,6 +397,8 @@ static inline void mm_micro(int64_t kb, const float * __restrict bp,
 }
 #endif
 
+#include "mul_mat_bf16.h"
+
 /* ---------------------------------------------------------------- mat-vec (small N) */
 /* Same arithmetic as the packed path, element for element (so a row of b gives the same
  * bits whatever N is, and prompt + decode equals one pass): per K block of MM_KC an FMA
@@ -431,6 +438,21 @@ static inline __attribute__((always_inline)) void mm_v8_block_end(mm_v8 * y, con
 }
 #endif
 
+/* b's K block [pc, ke) for the mat-vec chains: the rows themselves from pc (row stride
+ * nb11), or for BF16 weights (the f32 variant of ggml's rule) a copy rounded to bf16 in bl
+ * (row stride MM_KC floats) in VDPBF16PS's order: step t of the chain takes element
+ * mm_bf16_order(pc + t) (each pair's odd element first), of a as of b. */
+static inline __attribute__((always_inline)) const char * mm_gemv_bblock(
+        const char * b, int64_t nb11, int type, int64_t pc, int64_t ke, int nn, float * bl) {
+    if (type != GGML_TYPE_BF16) return b + pc * 4;
+    for (int j = 0; j < nn; j++) {
+        const float * r = (const float *)(b + j * nb11);
+        for (int64_t k = pc; k < ke; k++) bl[j * MM_KC + k - pc] = r[mm_bf16_order(type, k, pc, ke)];
+        mm_round_bf16_n(bl + j * MM_KC, ke - pc);
+    }
+    return (const char *)bl;
+}
+
 /* dst[n][m0 .. m0+nr) for n < nn (nn <= MM_GEMV_MAX_N), nr <= MM_GV rows of a from m0. */
 static inline __attribute__((always_inline)) void mm_gemv_block(
         const char * a, int type, int64_t nb01, const char * b, int64_t nb11, char * c,
@@ -441,26 +463,32 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
     const __mmask16 mask = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1u);
     __m512 y[MM_GEMV_MAX_N];
     for (int j = 0; j < MM_GEMV_MAX_N; j++) y[j] = _mm512_setzero_ps();
+    float bl[MM_GEMV_MAX_N * MM_KC] __attribute__((aligned(64)));
     for (int64_t pc = 0; pc < K; pc += MM_KC) {
         const int64_t ke = (K - pc < MM_KC) ? K : pc + MM_KC;
+        const char * bb = mm_gemv_bblock(b, nb11, type, pc, ke, nn, bl);
+        const int64_t bs = type == GGML_TYPE_BF16 ? MM_KC * 4 : nb11;
         __m512 acc[MM_GEMV_MAX_N];
         for (int j = 0; j < nn; j++) acc[j] = _mm512_setzero_ps();
         int64_t k = pc;
         for (; k + 16 <= ke; k += 16) {
             __m512 r[16];
             for (int i = 0; i < 16; i++) r[i] = mm_load16(rows[i], type, k);
+            if (type == GGML_TYPE_BF16)       /* VDPBF16PS's order: pairs swapped */
+                for (int i = 0; i < 16; i++) r[i] = _mm512_permute_ps(r[i], 0xB1);
             mm_tr16(r);                       /* r[i]: the 16 rows' elements k + i */
             for (int i = 0; i < 16; i++)
                 for (int j = 0; j < nn; j++)
-                    acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k + i]),
+                    acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(bb + j * bs))[k - pc + i]),
                                              r[i], acc[j]);
         }
         for (; k < ke; k++) {
+            const int64_t e = mm_bf16_order(type, k, pc, ke);
             float col[16];
-            for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], type, k);
+            for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], type, e);
             const __m512 v = _mm512_loadu_ps(col);
             for (int j = 0; j < nn; j++)
-                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k]),
+                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(bb + j * bs))[k - pc]),
                                          v, acc[j]);
         }
         for (int j = 0; j < nn; j++) y[j] = pc == 0 ? acc[j] : _mm512_add_ps(y[j], acc[j]);
@@ -470,8 +498,11 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
 #else
     mm_v8 y[MM_GEMV_MAX_N];
     for (int j = 0; j < MM_GEMV_MAX_N; j++) { mm_v8 z = {0}; y[j] = z; }
+    float bl[MM_GEMV_MAX_N * MM_KC] __attribute__((aligned(64)));
     for (int64_t pc = 0; pc < K; pc += MM_KC) {
         const int64_t ke = (K - pc < MM_KC) ? K : pc + MM_KC;
+        const char * bb = mm_gemv_bblock(b, nb11, type, pc, ke, nn, bl);
+        const int64_t bs = type == GGML_TYPE_BF16 ? MM_KC * 4 : nb11;
         mm_v8 acc[MM_GEMV_MAX_N];
         for (int j = 0; j < nn; j++) { mm_v8 z = {0}; acc[j] = z; }
         int64_t k = pc;
@@ -483,8 +514,8 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
                     r[i] = _mm256_loadu_ps((const float *)rows[i] + k);
                 } else {
                     const __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)rows[i] + k));
-                    r[i] = type == GGML_TYPE_F16 ? _mm256_cvtph_ps(h)
-                         : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+                    r[i] = type == GGML_TYPE_F16 ? _mm256_cvtph_ps(h)   /* BF16: pairs swapped */
+                         : _mm256_permute_ps(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)), 0xB1);
                 }
             }
             const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
@@ -507,14 +538,15 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
             for (int i = 0; i < 8; i++) {
                 mm_v8 v;
                 memcpy(&v, &col[i], sizeof(v));
-                mm_v8_step(acc, v, b, nb11, k + i, nn);
+                mm_v8_step(acc, v, bb, bs, k - pc + i, nn);
             }
         }
 #endif
         for (; k < ke; k++) {
+            const int64_t e = mm_bf16_order(type, k, pc, ke);
             mm_v8 v;
-            for (int i = 0; i < 8; i++) v[i] = mm_a_scalar(rows[i], type, k);
-            mm_v8_step(acc, v, b, nb11, k, nn);
+            for (int i = 0; i < 8; i++) v[i] = mm_a_scalar(rows[i], type, e);
+            mm_v8_step(acc, v, bb, bs, k - pc, nn);
         }
         mm_v8_block_end(y, acc, pc, nn);
     }
@@ -547,6 +579,12 @@ static inline void mm_gemv_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
     char * c = (char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3];
     const int type = src0->type;
     const int64_t nb01 = src0->nb[1], nb11 = src1->nb[1], nb1 = dst->nb[1];
+#if defined(MM_AVX512)
+    if (type == GGML_TYPE_BF16 && mm_bf16_dp()) {
+        mm_bf16_gemv_rows(a, nb01, b, nb11, c, nb1, K, m_lo, m_hi, (int)dst->ne[1]);
+        return;
+    }
+#endif
     for (int64_t m = m_lo; m < m_hi; m += MM_GV) {
         const int nr = (int)(m_hi - m < MM_GV ? m_hi - m : MM_GV);
         switch ((int)dst->ne[1]) {
@@ -673,6 +711,12 @@ static inline void mm_gemv_rp_task(const ggml_tensor * dst, const mm_repack * rp
     const char * b = (const char *)src1->data + i2 * src1->nb[2] + i3 * src1->nb[3];
     char * c = (char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3];
     const int64_t nb11 = src1->nb[1], nb1 = dst->nb[1];
+#if defined(MM_AVX512)
+    if (rp->type == GGML_TYPE_BF16) {   /* pairs as dwords, VDPBF16PS (mm_bf16_rp_used) */
+        mm_bf16_gemv_rp(rp, b, nb11, c, nb1, g_lo, g_hi, (int)dst->ne[1]);
+        return;
+    }
+#endif
     for (int64_t g = g_lo; g < g_hi; g += MM_RP_Q) {
         const int ng = (int)(g_hi - g < MM_RP_Q ? g_hi - g : MM_RP_Q);
         switch ((int)dst->ne[1]) {
@@ -685,6 +729,8 @@ static inline void mm_gemv_rp_task(const ggml_tensor * dst, const mm_repack * rp
 }
 
 /* ---------------------------------------------------------------- packed path */
+static inline int64_t mm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 /* One task: dst rows n in [n_lo, n_hi), columns m in [m_lo, m_hi) of batch (i2, i3).
  * work: mm_work_floats_per_thread() floats of this thread's scratch. */
 static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
@@ -702,6 +748,11 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
     float * bp = ap + (size_t)MM_NC * MM_KC;
     /* the widening scratch of mm_pack_a: the tail of the b block, used before b is packed */
     float * tmp = bp + (size_t)MM_MC * MM_KC;
+#if defined(MM_AVX512)
+    const int dp = src0->type == GGML_TYPE_BF16 && mm_bf16_dp();   /* VDPBF16PS variant */
+#else
+    const int dp = 0;
+#endif
     if (K == 0) {  /* empty sum: zeros */
         for (int64_t n = n_lo; n < n_hi; n++)
             for (int64_t m = m_lo; m < m_hi; m++)
@@ -712,15 +763,43 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
         const int64_t mb = (m_hi - jc < MM_NC) ? m_hi - jc : MM_NC;
         for (int64_t pc = 0; pc < K; pc += MM_KC) {
             const int64_t kb = (K - pc < MM_KC) ? K - pc : MM_KC;
-            mm_pack_a(a, src0->type, src0->nb[0], src0->nb[1], jc, mb, pc, kb, ap, tmp);
+            const int64_t kp = (kb + 1) / 2;   /* pairs of the VDPBF16PS variant */
+            (void)kp; (void)dp;
+#if defined(MM_AVX512)
+            if (dp) mm_bf16_pack_a(a, src0->nb[0], src0->nb[1], jc, mb, pc, kb, (uint32_t *)ap);
+            else
+#endif
+            {
+                mm_pack_a(a, src0->type, src0->nb[0], src0->nb[1], jc, mb, pc, kb, ap, tmp);
+                if (src0->type == GGML_TYPE_BF16)   /* VDPBF16PS's order, f32 variant */
+                    mm_bf16_swap_pairs(ap, mm_cdiv(mb, MM_NR), kb, MM_NR);
+            }
             for (int64_t ic = n_lo; ic < n_hi; ic += MM_MC) {
                 const int64_t nbk = (n_hi - ic < MM_MC) ? n_hi - ic : MM_MC;
-                mm_pack_b(b, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, bp);
+#if defined(MM_AVX512)
+                if (dp) mm_bf16_pack_b(b, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, (uint32_t *)bp);
+                else
+#endif
+                {
+                    mm_pack_b(b, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, bp);
+                    if (src0->type == GGML_TYPE_BF16) {   /* ggml's rule, f32 variant */
+                        mm_round_bf16_n(bp, mm_cdiv(nbk, MM_MR) * MM_MR * kb);
+                        mm_bf16_swap_pairs(bp, mm_cdiv(nbk, MM_MR), kb, MM_MR);
+                    }
+                }
                 for (int64_t ir = 0; ir < nbk; ir += MM_MR) {
                     const int rows = (int)((nbk - ir < MM_MR) ? nbk - ir : MM_MR);
                     float * crow = (float *)(cbase + (ic + ir) * dst->nb[1]) + jc;
                     for (int64_t jr = 0; jr < mb; jr += MM_NR) {
                         const int cols = (int)((mb - jr < MM_NR) ? mb - jr : MM_NR);
+#if defined(MM_AVX512)
+                        if (dp) {
+                            mm_bf16_micro(kp, (const uint32_t *)bp + ir * kp,
+                                          (const uint32_t *)ap + jr * kp, crow + jr, ldc,
+                                          pc > 0, rows, cols);
+                            continue;
+                        }
+#endif
                         mm_micro(kb, bp + ir * kb, ap + jr * kb, crow + jr, ldc,
                                  pc > 0, rows, cols);
                     }
@@ -729,8 +808,6 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
         }
     }
 }
-
-static inline int64_t mm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Chooses the per-matrix grid (gm parts of M, gn parts of N) for nth threads: the least
  * estimated time of the busiest thread, counting the padded flops of its tasks and the
@@ -816,6 +893,7 @@ static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float *
     if (mm_use_gemv(dst) && K > 0) {
         /* rows of a in chunks of 16, spread evenly over batch x M */
         const mm_repack * rp = mm_repack_of(dst->src[0]);
+        if (rp != NULL && rp->type == GGML_TYPE_BF16 && !mm_bf16_rp_used()) rp = NULL;
         const int64_t chunks = mm_cdiv(M, 16), total = nbatch * chunks;
         const int64_t t0 = total * ith / nth, t1 = total * (ith + 1) / nth;
         int64_t t = t0;
