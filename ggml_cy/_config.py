@@ -92,7 +92,7 @@ def _bf16_engine():
     """Which engine BF16-weight mul_mat uses on this CPU at the level in use."""
     try:
         from ggml_cy.cpu import _mul_mat
-        return "AMX tiles" if _mul_mat.amx_ready() else "AVX (no AMX)"
+        return _mul_mat.bf16_engine()
     except (ImportError, AttributeError):
         return "unknown"
 

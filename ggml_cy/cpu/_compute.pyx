@@ -78,10 +78,12 @@ cdef extern from "quantize_tensor.h" nogil:
     void gcy_qz_part(ggml_tensor * dst, const ggml_tensor * src, int ith, int nth)
     bint gcy_qz_is_quantized "ggml_cy_is_quantized"(int type)
 
-include "_mul_mat_deps.pxi"      # the headers mul_mat.h includes, as build dependencies
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
+# the headers mul_mat.h includes, as build dependencies; after mul_mat.h's block because
+# Cython emits the includes in this order and mul_mat_bf16.h must come through mul_mat.h
+include "_mul_mat_deps.pxi"
 
 cdef extern from "get_rows.h" nogil:
     int gr_supported(int type)

@@ -15,11 +15,11 @@ from ggml_cy.core._core cimport Tensor
 from ggml_cy.cpu._kernels cimport default_num_threads, pool_run
 from ggml_cy.core._core cimport scratch_take, scratch_give
 
-include "_mul_mat_deps.pxi"      # the headers mul_mat.h includes, as build dependencies
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
     int mm_amx_ready()
+    int mm_bf16_engine()
     ctypedef struct mm_repack:
         unsigned int magic
         int type
@@ -34,13 +34,22 @@ cdef extern from "mul_mat.h" nogil:
     int mm_repack_supported(int type, int64_t K)
     void mm_repack_fill(const ggml_tensor * a, char * out, int64_t g0, int64_t g1)
     int mm_bf16_rp_used()
+# the headers mul_mat.h includes, as build dependencies; after mul_mat.h's block because
+# Cython emits the includes in this order and mul_mat_bf16.h must come through mul_mat.h
+include "_mul_mat_deps.pxi"
 
 
 def amx_ready():
     """True when BF16-weight mul_mat runs on Intel AMX tiles here (csrc/mul_mat_amx.h): the
-    CPU has AMX-BF16, Linux granted the tile state, the level in use is an AVX-512 one and
-    GGML_CY_NO_AMX is not set."""
+    CPU has AMX-BF16, Linux granted the tile state, the level in use is the CPU's best (no
+    GGML_CY_CPU_FEATURES cap below it) and GGML_CY_NO_AMX is not set."""
     return bool(mm_amx_ready())
+
+
+def bf16_engine():
+    """What computes BF16-weight mul_mat here: "AMX tiles", "AVX512-BF16 (VDPBF16PS)" or
+    "f32 FMAs (VDPBF16PS order)"; b is rounded to bf16 on each (ggml's rule)."""
+    return ("f32 FMAs (VDPBF16PS order)", "AVX512-BF16 (VDPBF16PS)", "AMX tiles")[mm_bf16_engine()]
 
 
 cdef void set_header(ggml_tensor * t, int type, int64_t ne0, int64_t ne1, int64_t nb0,

@@ -14,6 +14,10 @@
  * keep both promises with their own chain (mul_mat_bf16.h: per pair of k the odd element's
  * product first, VDPBF16PS's order), the same bits at every dispatch level on normal
  * values; their row-interleaved copy (matvec_repack.h) holds the pairs as dwords.
+ * On CPUs with AMX (Sapphire Rapids and later Xeons) BF16 weights whose rows are adjacent
+ * along K go to the tiles instead, for every N (mul_mat_amx.h): the same rule, the tile
+ * unit's own summation order, both promises kept within that engine (not the same bits as
+ * the VDPBF16PS chain; GGML_CY_NO_AMX=1 or a GGML_CY_CPU_FEATURES cap turns it off).
  * Two paths, chosen from the shapes:
  *  - N <= MM_GEMV_MAX_N with rows of a and b adjacent along K (mat-vec, decode): no
  *    packing; a is streamed once (memory bound), 16 rows at a time transposed in registers.
@@ -836,8 +840,14 @@ static inline void mm_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int 
 
 /* 1 when BF16 weights run on AMX tiles in this build (level) on this CPU. */
 static inline int mm_amx_ready(void) {
-#if defined(MMX_BUILT)
-    return mmx_ready();
+    return mm_bf16_amx();
+}
+
+/* The engine of BF16-weight products here: 2 AMX tiles, 1 VDPBF16PS, 0 f32 FMAs (in
+ * VDPBF16PS's order). */
+static inline int mm_bf16_engine(void) {
+#if defined(MM_AVX512)
+    return mm_bf16_amx() ? 2 : mm_bf16_dp() ? 1 : 0;
 #else
     return 0;
 #endif
@@ -850,7 +860,7 @@ static inline int mm_amx_ready(void) {
 static inline int mmx_takes(const ggml_tensor * dst) {
     const ggml_tensor * a = dst->src[0], * b = dst->src[1];
     return a->type == GGML_TYPE_BF16 && b->type == GGML_TYPE_F32 && a->nb[0] == 2 &&
-           b->nb[0] == 4 && dst->nb[0] == 4 && mmx_ready();
+           b->nb[0] == 4 && dst->nb[0] == 4 && mm_bf16_amx();
 }
 
 static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float * work) {

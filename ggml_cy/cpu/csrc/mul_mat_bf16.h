@@ -350,11 +350,22 @@ MM_BF16_FN void mm_bf16_gemv_rp(const mm_repack * rp, const char * b, int64_t nb
 #undef MM_BF16_FN
 #endif /* MM_AVX512 */
 
-/* 1 when the mat-vec reads a BF16 matrix's row-interleaved copy (the VDPBF16PS variant);
- * elsewhere a copy is ignored. */
+/* 1 when BF16 weights run on AMX tiles (mul_mat_amx.h): the CPU has them, Linux granted the
+ * tile state, and the level is not capped (GGML_CY_CPU_FEATURES, as for VDPBF16PS). */
+static inline int mm_bf16_amx(void) {
+#if defined(MM_AVX512) && defined(MMX_BUILT)
+    return mm_bf16_dp() && mmx_ready();
+#else
+    return 0;
+#endif
+}
+
+/* 1 when the mat-vec reads a BF16 matrix's row-interleaved copy (the VDPBF16PS variant;
+ * with AMX the tiles take every BF16 product and read the rows in place); elsewhere a copy
+ * is ignored. */
 static inline int mm_bf16_rp_used(void) {
 #if defined(MM_AVX512)
-    return mm_bf16_dp();
+    return mm_bf16_dp() && !mm_bf16_amx();
 #else
     return 0;
 #endif
