@@ -115,12 +115,16 @@ def mm_setup(env, dtype, m, k, n):
         skipped["torch"] = skipped["torch f32"] = "torch not installed"
     out = np.empty((n, m), np.float32)
     impls["numpy"] = Call(np.matmul, b, a32.T, out=out).writes(out)
-    # with several threads the libraries take turns by blocks, as in the cpu and math suites
-    # (harness.turns_kw): taking turns sample by sample with a 0.25 s pause left every pool
-    # asleep before each sample; on the 16-core host ggml_cy's bf16 1024^3 then measured
-    # 1.29 ms in the bench against 0.46-0.49 ms alone in a fresh process
-    # (tools/device/mm_direct.py, device round mmdirect)
-    turns = _harness.turns_kw(env["threads"]) or {"settle_s": 0.25}
+    # with several threads the libraries take turns by blocks (harness.turns_kw, as in the
+    # cpu and math suites), each block after two untimed calls: taking turns sample by
+    # sample with a 0.25 s pause left every pool asleep before each sample (on the 16-core
+    # host ggml_cy's bf16 1024^3 measured 1.29 ms in the bench against 0.46-0.49 ms alone in
+    # a fresh process: tools/device/mm_direct.py, round mmdirect). The pause before a block
+    # stays 0.25 s, not turns_kw's 0.05 s: numpy's OpenBLAS spins ~0.1 s after its GEMMs,
+    # and with 0.05 s the next block shared the 16 cores with 16 spinning threads (round
+    # bf16r: torch 8.0 ms for nine different cases, ggml_cy f32 1024^3 7.3 ms against 2.2)
+    turns = _harness.turns_kw(env["threads"])
+    turns["settle_s"] = 0.25
     s = Setup(impls, flops=2 * m * n * k, reference=ref, skipped=skipped,
               compare=_nmse_compare, **turns)
     return s
