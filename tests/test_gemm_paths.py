@@ -259,7 +259,7 @@ def test_mul_mat_aliased_row_strides(k, t):
     a = rng.standard_normal((M, k)).astype(np.float32)
     b = rng.standard_normal((37, k)).astype(np.float32)
     full, aref = _mm(a, b, t, 3)
-    _check(full, _ref2d(aref, b), k)
+    _check(full, _ref2d(aref, b, t), k)
     for lo, hi in ((0, 1), (3, 5), (10, 13), (20, 24)):
         for nt in (1, 2, 3):
             part, _ = _mm(a, b[lo:hi], t, nt)
