@@ -247,6 +247,25 @@ def test_mul_mat_rows_do_not_depend_on_n(k, t):
         assert_bitwise(part[0, 0], full[0, 0, lo:hi])
 
 
+@pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("k", [512, 1024, 2048], ids=lambda k: f"K{k}")
+def test_mul_mat_aliased_row_strides(k, t):
+    """(mvf32) Rows of a a multiple of 2 KiB apart (f32 K = 512, 1024, 2048; f16 K = 1024,
+    2048) take the mat-vec form that reads rows 8..15 ahead through a ring (AVX-512, F32 and
+    F16): the same bits as the packed path, for N = 1..4, a partial last group of 16 rows,
+    and every thread count."""
+    rng = np.random.default_rng(k + 3 * int(t))
+    M = 45
+    a = rng.standard_normal((M, k)).astype(np.float32)
+    b = rng.standard_normal((37, k)).astype(np.float32)
+    full, aref = _mm(a, b, t, 3)
+    _check(full, _ref2d(aref, b, t), k)
+    for lo, hi in ((0, 1), (3, 5), (10, 13), (20, 24)):
+        for nt in (1, 2, 3):
+            part, _ = _mm(a, b[lo:hi], t, nt)
+            assert_bitwise(part[0, 0], full[0, 0, lo:hi])
+
+
 # ====================================================================== eager ggml_cy.mul_mat
 
 import ggml_cy  # noqa: E402

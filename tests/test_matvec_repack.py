@@ -56,7 +56,8 @@ def _run(g, y, nt):
 
 @pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
 @pytest.mark.parametrize("M,K", [(1, 1), (15, 7), (16, 16), (17, 255), (33, 256), (100, 300),
-                                 (64, 777), (200, 40)])
+                                 (64, 777), (200, 40),
+                                 (40, 1024), (33, 2048)])   # (mvf32) rows 4 KiB apart
 @pytest.mark.parametrize("N", [1, 2, 3, 4])
 def test_repacked_matvec_is_bitwise_the_plain_one(t, M, K, N):
     ctx, a, b, y, g = _setup(M, K, N, t, seed=M * 1000 + K + N)

@@ -13,7 +13,8 @@ from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, co
                             core_nrows, core_contiguous_strides, GGML_MAX_SRC,
                             GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64, GGML_TYPE_I32)
 from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for,
-                                   pool_run, pool_barrier, check_signals, KERN_INTERRUPTED)
+                                   pool_run, pool_run_dyn, pool_barrier, check_signals,
+                                   KERN_INTERRUPTED)
 from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT,
                                 GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
                                 GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
@@ -81,6 +82,8 @@ cdef extern from "quantize_tensor.h" nogil:
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
+    int mm_gemv_applies(const ggml_tensor * dst)
+    void mm_gemv_dyn(const ggml_tensor * dst, int64_t * next, int nth)
 # the headers mul_mat.h includes, as build dependencies; after mul_mat.h's block because
 # Cython emits the includes in this order and mul_mat_bf16.h must come through mul_mat.h
 include "_mul_mat_deps.pxi"
@@ -615,6 +618,41 @@ cdef void graph_task(void * arg, int ith, int nth) noexcept nogil:
     run_thread(<graph_job *>arg, ith, nth)
 
 
+# (mvf32) A graph whose only working step is a float mat-vec (one decode-shaped mul_mat):
+# its 16-row chunks are claimed from a counter on a job whose workers are optional helpers
+# (pool_run_dyn), so a worker that wakes late (a core busy with another process: the 2-core
+# VM's 4096x4096 f32 mat-vec at 2 threads, median 5-8 ms against 2 ms at best) is not
+# waited for; the caller claims what is left. Same kernel, same bits.
+ctypedef struct gemv_job:
+    gplan * p
+    ggml_tensor * node
+    int64_t next        # the claim counter (mm_gemv_dyn)
+
+
+cdef void gemv_dyn_task(void * arg, int ith, int nth) noexcept nogil:
+    cdef gemv_job * j = <gemv_job *> arg
+    kern_fe_clear()
+    mm_gemv_dyn(j.node, &j.next, nth)
+    gcy_fe_or(&j.p.fe_flags, kern_fe_test_all())
+
+
+cdef int single_gemv_step(gplan * p) noexcept nogil:
+    """The index of the plan's only working step when it is a float mat-vec node, else -1."""
+    cdef int s, found = -1
+    for s in range(p.n_steps):
+        if p.steps[s].kind != STEP_NOOP:
+            if found >= 0:
+                return -1
+            found = s
+    if found < 0 or p.steps[found].kind != STEP_NODE or p.steps[found].n_tasks < 2:
+        return -1
+    if p.nodes[p.steps[found].node].op != GGML_OP_MUL_MAT:
+        return -1
+    if not mm_gemv_applies(p.nodes[p.steps[found].node]):
+        return -1
+    return found
+
+
 
 cdef int plan_compute(gplan * p, char * work) noexcept nogil:
     cdef char * base = <char *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63))
@@ -631,6 +669,15 @@ cdef int plan_compute(gplan * p, char * work) noexcept nogil:
         if p.steps[s].kind == STEP_QMM and p.steps[s].qoff != NO_REGION:
             memset(qsmall + p.steps[s].qoff + mmq_counter_offset(p.nodes[p.steps[s].node]),
                    0, 3 * sizeof(int64_t))
+    cdef gemv_job gj
+    cdef int sg = single_gemv_step(p) if p.n_active > 1 and PROF_NS == NULL else -1
+    if sg >= 0:                                  # (mvf32) see gemv_dyn_task
+        gj.p = p
+        gj.node = p.nodes[p.steps[sg].node]
+        gj.next = 0
+        pool_run_dyn(gemv_dyn_task, &gj,
+                     p.steps[sg].n_tasks if p.steps[sg].n_tasks < p.n_active else p.n_active)
+        return 0
     # a graph of small nodes runs on the calling thread (pool_run with 1: no wake-ups)
     pool_run(graph_task, &job, p.n_active if p.n_active > 1 else 1)
     if job.abort_at != NO_ABORT:

@@ -12,13 +12,15 @@ import numpy as np
 from ggml_cy.core._core cimport ggml_tensor, GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16
 from ggml_cy.core._core cimport GGML_TYPE_Q4_0, GGML_TYPE_Q8_0
 from ggml_cy.core._core cimport Tensor
-from ggml_cy.cpu._kernels cimport default_num_threads, pool_run
+from ggml_cy.cpu._kernels cimport default_num_threads, pool_run, pool_run_dyn
 from ggml_cy.core._core cimport scratch_take, scratch_give
 
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
     int mm_amx_ready()
+    int mm_gemv_applies(const ggml_tensor * dst)
+    void mm_gemv_dyn(const ggml_tensor * dst, int64_t * next, int nth)
     int mm_bf16_engine()
     ctypedef struct mm_repack:
         unsigned int magic
@@ -78,6 +80,18 @@ cdef void mmf_task(void * arg, int ith, int nth) noexcept nogil:
     mm_compute(j.dst, ith, nth, j.work + <size_t> ith * j.per_thread)
 
 
+ctypedef struct mmv_job:
+    const ggml_tensor * dst
+    int64_t next        # the claim counter
+
+
+cdef void mmv_task(void * arg, int ith, int nth) noexcept nogil:
+    """(mvf32) The mat-vec's 16-row chunks claimed from a counter; workers optional (a late
+    one is not waited for), the bits those of mm_compute (csrc/mul_mat.h, mm_gemv_dyn)."""
+    cdef mmv_job * j = <mmv_job *> arg
+    mm_gemv_dyn(j.dst, &j.next, nth)
+
+
 cdef int clamp_threads(n_threads, int64_t work) except -1:
     cdef int n = default_num_threads() if n_threads is None else int(n_threads)
     if n < 1:
@@ -104,6 +118,13 @@ cdef _run(ggml_tensor * ta, const float[:, :] b, float[:, ::1] out, n_threads):
     td.src[0] = ta
     td.src[1] = &tb
     cdef int nth = clamp_threads(n_threads, M * N * (K if K > 0 else 1))
+    cdef mmv_job vjob
+    if nth > 1 and mm_gemv_applies(&td):
+        vjob.dst = &td
+        vjob.next = 0
+        with nogil:
+            pool_run_dyn(mmv_task, &vjob, nth)
+        return
     cdef size_t per = (mm_work_floats_per_thread() + 15) // 16 * 16
     cdef char * mem
     cdef int src = scratch_take(per * 4 * <size_t> nth + 64, &mem)

@@ -562,6 +562,83 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
 #endif
 }
 
+#if defined(MM_AVX512)
+/* (mvf32) The mat-vec for F32/F16 rows whose 16 rows share L1 sets. mm_gemv_block reads
+ * the 16 rows of a group at the same k: when the row stride is a multiple of 4 KiB (K = 4096
+ * f32 or f16, and every K a multiple of 1024 f32 / 2048 f16), those 16 lines all fall in one
+ * set of the 8-way L1, the lines the hardware brings in ahead evict one another, and the VM
+ * read 4096 x 4096 f32 at 17 GB/s on one thread against 31 for a plain read (25 with the rows
+ * padded apart). Here rows 8..15 are read MM_GV_SKEW bytes ahead of rows 0..7 and wait in a
+ * ring on the stack (in L1) until their k comes: each set then sees 8 lines at a time. Every
+ * row is also prefetched into L2 MM_GV_PREFETCH bytes ahead: with a read from DRAM (a cold
+ * 64 MB matrix) the hardware streams alone left one thread at 3.1 ms, 2.7 with it.
+ * The products are mm_gemv_block's, in its order (the ring only delays loads), so the bits are
+ * those of every other path. type is a constant at every call (the loads unswitched).
+ * Needs MM_KC % 16 == 0 (16-element steps run through K without a gap); the K % 16 tail of the
+ * last block is read straight from the rows, as in mm_gemv_block. */
+#define MM_GV_SKEW 512       /* bytes rows 8..15 are read ahead: 8 lines apart */
+#define MM_GV_RING 16        /* ring slots (16-element steps), >= MM_GV_SKEW / 32 */
+#ifndef MM_GV_PREFETCH
+#define MM_GV_PREFETCH 2048  /* software prefetch distance into L2, bytes along each row */
+#endif
+
+/* 1 when the 16 rows of a group start in at most 2 distinct L1 sets (64 sets of 64 bytes). */
+static inline int mm_gemv_rows_alias(int64_t nb01) {
+    uint64_t seen = 0;
+    for (int i = 0; i < 16; i++) seen |= (uint64_t)1 << ((((uint64_t)i * (uint64_t)nb01) >> 6) & 63);
+    return __builtin_popcountll(seen) <= 2 && MM_KC % 16 == 0;
+}
+
+static inline __attribute__((always_inline)) void mm_gemv_block_skew(
+        const char * a, const int type, int64_t nb01, const char * b, int64_t nb11, char * c,
+        int64_t nb1, int64_t K, int64_t m0, int nr, const int nn) {
+    const int64_t es = type == GGML_TYPE_F32 ? 4 : 2;
+    const int D = (int)(MM_GV_SKEW / (16 * es));     /* steps rows 8..15 run ahead */
+    const int64_t nsteps = K / 16;
+    const char * rows[16];
+    for (int i = 0; i < 16; i++) rows[i] = a + (m0 + (i < nr ? i : 0)) * nb01;
+    const __mmask16 mask = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1u);
+    __m512 ring[MM_GV_RING][8];
+    for (int64_t t = 0; t < D && t < nsteps; t++)
+        for (int i = 0; i < 8; i++) ring[t][i] = mm_load16(rows[8 + i], type, 16 * t);
+    int slot = 0;
+    __m512 y[MM_GEMV_MAX_N];
+    for (int j = 0; j < MM_GEMV_MAX_N; j++) y[j] = _mm512_setzero_ps();
+    for (int64_t pc = 0; pc < K; pc += MM_KC) {
+        const int64_t ke = (K - pc < MM_KC) ? K : pc + MM_KC;
+        __m512 acc[MM_GEMV_MAX_N];
+        for (int j = 0; j < nn; j++) acc[j] = _mm512_setzero_ps();
+        int64_t k = pc;
+        for (; k + 16 <= ke; k += 16) {          /* step k / 16 of nsteps, in order */
+            __m512 r[16];
+            for (int i = 0; i < 16; i++)         /* into L2 only (L1 has no room) */
+                _mm_prefetch(rows[i] + k * es + MM_GV_PREFETCH, _MM_HINT_T1);
+            for (int i = 0; i < 8; i++) r[i] = mm_load16(rows[i], type, k);
+            for (int i = 0; i < 8; i++) r[8 + i] = ring[slot][i];
+            if (k + 16 * D + 16 <= K)            /* step k / 16 + D is whole: read it now */
+                for (int i = 0; i < 8; i++) ring[slot][i] = mm_load16(rows[8 + i], type, k + 16 * D);
+            if (++slot == D) slot = 0;
+            mm_tr16(r);                       /* r[i]: the 16 rows' elements k + i */
+            for (int i = 0; i < 16; i++)
+                for (int j = 0; j < nn; j++)
+                    acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k + i]),
+                                             r[i], acc[j]);
+        }
+        for (; k < ke; k++) {
+            float col[16];
+            for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], type, k);
+            const __m512 v = _mm512_loadu_ps(col);
+            for (int j = 0; j < nn; j++)
+                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k]),
+                                         v, acc[j]);
+        }
+        for (int j = 0; j < nn; j++) y[j] = pc == 0 ? acc[j] : _mm512_add_ps(y[j], acc[j]);
+    }
+    for (int j = 0; j < nn; j++)
+        _mm512_mask_storeu_ps((float *)(c + j * nb1) + m0, mask, y[j]);
+}
+#endif
+
 static inline int64_t mm_type_size(int type) { return type == GGML_TYPE_F32 ? 4 : 2; }
 
 /* The mat-vec path applies: few rows of b, every operand adjacent along K. */
@@ -586,6 +663,29 @@ static inline void mm_gemv_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
 #if defined(MM_AVX512)
     if (type == GGML_TYPE_BF16 && mm_bf16_dp()) {
         mm_bf16_gemv_rows(a, nb01, b, nb11, c, nb1, K, m_lo, m_hi, (int)dst->ne[1]);
+        return;
+    }
+    if (type != GGML_TYPE_BF16 && mm_gemv_rows_alias(nb01)) {   /* (mvf32) F32/F16 */
+        for (int64_t m = m_lo; m < m_hi; m += MM_GV) {
+            const int nr = (int)(m_hi - m < MM_GV ? m_hi - m : MM_GV);
+#define MM_GV_SKEW_CALL(T, NN) mm_gemv_block_skew(a, T, nb01, b, nb11, c, nb1, K, m, nr, NN)
+            if (type == GGML_TYPE_F32) {
+                switch ((int)dst->ne[1]) {
+                case 1: MM_GV_SKEW_CALL(GGML_TYPE_F32, 1); break;
+                case 2: MM_GV_SKEW_CALL(GGML_TYPE_F32, 2); break;
+                case 3: MM_GV_SKEW_CALL(GGML_TYPE_F32, 3); break;
+                default: MM_GV_SKEW_CALL(GGML_TYPE_F32, 4); break;
+                }
+            } else {
+                switch ((int)dst->ne[1]) {
+                case 1: MM_GV_SKEW_CALL(GGML_TYPE_F16, 1); break;
+                case 2: MM_GV_SKEW_CALL(GGML_TYPE_F16, 2); break;
+                case 3: MM_GV_SKEW_CALL(GGML_TYPE_F16, 3); break;
+                default: MM_GV_SKEW_CALL(GGML_TYPE_F16, 4); break;
+                }
+            }
+#undef MM_GV_SKEW_CALL
+        }
         return;
     }
 #endif
@@ -891,6 +991,49 @@ static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float 
 }
 #endif
 
+/* The mat-vec path's units [t0, t1): chunks of 16 rows of a over batch x M, in order. */
+static inline void mm_gemv_units(const ggml_tensor * dst, int64_t t0, int64_t t1) {
+    const int64_t M = dst->ne[0];
+    const mm_repack * rp = mm_repack_of(dst->src[0]);
+    if (rp != NULL && rp->type == GGML_TYPE_BF16 && !mm_bf16_rp_used()) rp = NULL;
+    const int64_t chunks = mm_cdiv(M, 16);
+    int64_t t = t0;
+    while (t < t1) {
+        const int64_t ib = t / chunks, c0 = t % chunks;
+        const int64_t c1 = (t1 - ib * chunks < chunks) ? t1 - ib * chunks : chunks;
+        const int64_t i2 = ib % dst->ne[2], i3 = ib / dst->ne[2];
+        const int64_t m_lo = c0 * 16, m_hi = (c1 * 16 < M) ? c1 * 16 : M;
+        if (rp != NULL) mm_gemv_rp_task(dst, rp, i2, i3, c0, c1);   /* chunks = groups */
+        else mm_gemv_task(dst, i2, i3, m_lo, m_hi);
+        t = ib * chunks + c1;
+    }
+}
+
+/* (mvf32) 1 when mm_compute takes the mat-vec path for dst (and there is work). */
+static inline int mm_gemv_applies(const ggml_tensor * dst) {
+#if defined(MMX_BUILT)
+    if (mmx_takes(dst)) return 0;       /* BF16 on AMX: every N there (mm_compute) */
+#endif
+    return dst->ne[0] > 0 && dst->ne[1] > 0 && dst->ne[2] * dst->ne[3] > 0
+           && dst->src[0]->ne[0] > 0 && mm_use_gemv(dst);
+}
+
+/* (mvf32) The mat-vec with its units claimed from a shared counter (*next, zero before the
+ * job) instead of split in equal shares: for a job whose workers are optional helpers
+ * (gcy_pool_run_dyn), so that on a busy machine a worker that wakes late costs nothing --
+ * the caller claims what is left, up to all of it. About 8 claims per thread, each of whole
+ * 16-row chunks (a few MB of a read in order). Every unit is computed as in mm_compute, by
+ * whichever thread claims it: the bits do not change. */
+static inline void mm_gemv_dyn(const ggml_tensor * dst, int64_t * next, int nth) {
+    const int64_t total = dst->ne[2] * dst->ne[3] * mm_cdiv(dst->ne[0], 16);
+    const int64_t step = mm_cdiv(total, 8 * (int64_t)(nth > 0 ? nth : 1));
+    for (;;) {
+        const int64_t t0 = __atomic_fetch_add(next, step, __ATOMIC_RELAXED);
+        if (t0 >= total) break;
+        mm_gemv_units(dst, t0, t0 + step < total ? t0 + step : total);
+    }
+}
+
 /* Splits dst into tasks (batch x M parts x N parts) and runs thread ith's share. */
 static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
     const int64_t M = dst->ne[0], N = dst->ne[1];
@@ -902,20 +1045,8 @@ static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float *
 #endif
     if (mm_use_gemv(dst) && K > 0) {
         /* rows of a in chunks of 16, spread evenly over batch x M */
-        const mm_repack * rp = mm_repack_of(dst->src[0]);
-        if (rp != NULL && rp->type == GGML_TYPE_BF16 && !mm_bf16_rp_used()) rp = NULL;
-        const int64_t chunks = mm_cdiv(M, 16), total = nbatch * chunks;
-        const int64_t t0 = total * ith / nth, t1 = total * (ith + 1) / nth;
-        int64_t t = t0;
-        while (t < t1) {
-            const int64_t ib = t / chunks, c0 = t % chunks;
-            const int64_t c1 = (t1 - ib * chunks < chunks) ? t1 - ib * chunks : chunks;
-            const int64_t i2 = ib % dst->ne[2], i3 = ib / dst->ne[2];
-            const int64_t m_lo = c0 * 16, m_hi = (c1 * 16 < M) ? c1 * 16 : M;
-            if (rp != NULL) mm_gemv_rp_task(dst, rp, i2, i3, c0, c1);   /* chunks = groups */
-            else mm_gemv_task(dst, i2, i3, m_lo, m_hi);
-            t = ib * chunks + c1;
-        }
+        const int64_t total = nbatch * mm_cdiv(M, 16);
+        mm_gemv_units(dst, total * ith / nth, total * (ith + 1) / nth);
         return;
     }
     int64_t gm, gn;
