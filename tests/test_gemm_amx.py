@@ -6,7 +6,6 @@ test. ggml's rule: b is rounded to bf16 (nearest even), the products are exact i
 sums are f32 — so against a float64 product of the bf16 weights and the bf16-ROUNDED b the
 error is f32 summation only. Subnormal bf16 values count as zero on the tiles (the unit's
 DAZ), which these data never hit."""
-import os
 import subprocess
 import sys
 
@@ -107,9 +106,10 @@ def test_amx_special_values():
 
 def test_no_amx_switch():
     """GGML_CY_NO_AMX=1 turns the tiles off (any CPU: then amx_ready() is False)."""
+    from _child import ENV, HOME       # the child imports the ggml_cy under test
     code = "from ggml_cy.cpu import _mul_mat; print(_mul_mat.amx_ready())"
-    env = dict(os.environ, GGML_CY_NO_AMX="1")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=120)
+    env = dict(ENV, GGML_CY_NO_AMX="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=HOME, capture_output=True,
+                         text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
