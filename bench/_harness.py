@@ -112,6 +112,11 @@ class Setup:
     # multi-threaded calls whose speed depends on warm cores and threads (a model's decode
     # step: a pause before every sample cost ggml_cy 20-40% on the 16-core host)
     blocks: bool = False
+    # with blocks: split each library's samples into this many rounds, the order rotating
+    # from round to round, so that a burst of another tenant's load on a shared machine (the
+    # 2-core VM's bandwidth swings ~2x within seconds) hits several libraries' samples
+    # instead of one library's whole block; the median is over all of a library's samples
+    rounds: int = 1
 
 
 def turns_kw(threads):
@@ -122,26 +127,34 @@ def turns_kw(threads):
     sigmoid float64 1e5 on the 2-core VM 146 us against ~50 alone; 16-thread add f32 1e6 on
     the 16-core host 275 us against 50 alone (tools/diag_threads.py, same round)."""
     if threads > 1:
-        return {"blocks": True, "settle_s": 0.05, "warm_each": 2}
+        return {"blocks": True, "settle_s": 0.05, "warm_each": 2, "rounds": 3}
     return {}
 
 
 def _sample_blocks(setup, plan, samples, res, sync):
-    """Setup.blocks: each library's samples back to back, libraries one after another."""
-    for lib in plan:
-        if setup.settle_s > 0 and len(plan) > 1:
-            time.sleep(setup.settle_s)
-        try:
-            for _ in range(max(setup.warm_each, 1)):
-                setup.impls[lib]()
-            if sync is not None:
-                sync()
-            inner = plan[lib][0]
-            for _ in range(plan[lib][1]):
-                samples[lib].append(_sample_ns(setup.impls[lib], inner, sync) * 1e-9 / inner)
-        except Exception as exc:
-            res.errors[lib] = f"{type(exc).__name__}: {exc}"
-            plan[lib][1] = 0
+    """Setup.blocks: each library's samples back to back, libraries one after another, in
+    Setup.rounds rounds (each library's share of its samples per round; the order rotates)."""
+    libs = list(plan)
+    rounds = max(1, min(setup.rounds, min((plan[lib][1] for lib in libs), default=1)))
+    for r in range(rounds):
+        k = r % len(libs) if libs else 0
+        for lib in libs[k:] + libs[:k]:
+            if lib in res.errors:
+                continue
+            n = plan[lib][1] * (r + 1) // rounds - plan[lib][1] * r // rounds
+            if setup.settle_s > 0 and len(plan) > 1:
+                time.sleep(setup.settle_s)
+            try:
+                for _ in range(max(setup.warm_each, 1)):
+                    setup.impls[lib]()
+                if sync is not None:
+                    sync()
+                inner = plan[lib][0]
+                for _ in range(n):
+                    samples[lib].append(_sample_ns(setup.impls[lib], inner, sync) * 1e-9 / inner)
+            except Exception as exc:
+                res.errors[lib] = f"{type(exc).__name__}: {exc}"
+                plan[lib][1] = 0
 
 
 @dataclass

@@ -140,6 +140,90 @@ def test_non_temporal_path(small_parallel):
             assert bits_equal(h, a.astype(np.float16))
 
 
+def _special_values(dtype, n, rng, payloads=True):
+    """Random values salted with NaNs (two payloads and both signs, unless payloads=False),
+    +-0, +-inf, tiny and huge."""
+    x = rng.standard_normal(n).astype(dtype)
+    f = np.finfo(dtype)
+    specials = np.array([np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, f.tiny, -f.max, f.max,
+                         1.0, 1.0], dtype)
+    u = specials.view(f"u{np.dtype(dtype).itemsize}").copy()
+    if payloads:
+        u[1] |= 1      # another NaN payload
+    else:
+        u[1] = u[0]    # one NaN, one sign
+    specials = u.view(dtype)
+    idx = rng.integers(0, n, size=max(1, n // 4))
+    x[idx] = specials[rng.integers(0, len(specials), size=len(idx))]
+    return x
+
+
+NT_OPS = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply, "DIV": np.divide,
+          "MAX": np.maximum, "MIN": np.minimum}
+
+
+@pytest.mark.parametrize("op", sorted(NT_OPS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_non_temporal_one_pass_rows(op, dtype, small_parallel):
+    """Streamed outputs (small_parallel: every output streams) take the one-pass rows of
+    kernels_stream.h / kern_h16_binary: bitwise numpy (float32/float64: NaN payloads of two
+    NaN operands included) at every length and offset (scalar
+    head to the 64-byte boundary, vector body, tail), for a full b, a scalar b (stride 0)
+    and a row broadcast down a matrix, with NaN payloads, signed zeros and infinities."""
+    rng = np.random.default_rng(7)
+    ref_fn = NT_OPS[op]
+    es = np.dtype(dtype).itemsize
+    # float16: numpy's half loops give the SECOND NaN of two (its compiler swapped the
+    # float operands), ggml_cy's the first; the baseline build streams through the staged
+    # generic rows (see below): one NaN payload there
+    pl = dtype != np.float16 and K._one_pass_nt()
+    for n in (1, 7, 16, 33, 100, 1029):
+        for off in (0, 1, 5):
+            buf = np.zeros(n + 16, dtype)
+            out = buf[off:off + n]
+            a = _special_values(dtype, n + 16, rng, pl)[off:off + n]
+            b = _special_values(dtype, n + 16, rng, pl)[16 - off:16 - off + n]
+            with np.errstate(all="ignore"):
+                ref = ref_fn(a, b)
+                K._apply(op, out, a, b, n_threads=2)
+                assert bits_equal(out, ref), (op, n, off)
+                s = _special_values(dtype, 3, rng, pl)[2:3]
+                K._apply(op, out, a, s, n_threads=2)
+                assert bits_equal(out, ref_fn(a, s)), (op, n, off, "scalar")
+    info = K._plan_info(op, np.empty(4096, dtype), np.ones(4096, dtype), np.ones(4096, dtype),
+                        n_threads=2)
+    assert info["nt"]
+    # a row broadcast down a matrix, and an output not even element-aligned (staged route).
+    # One NaN payload here: with two NaN operands of different payloads the generic rows
+    # (compiler-vectorized + and *) may return either one's, numpy the first's.
+    a = _special_values(dtype, 64 * 200, rng, payloads=False).reshape(64, 200)
+    row = _special_values(dtype, 200, rng, payloads=False)
+    out = np.empty((64, 200), dtype)
+    raw = np.zeros(64 * 200 * es + 1, np.uint8)[1:].view(dtype).reshape(64, 200)
+    with np.errstate(all="ignore"):
+        ref = ref_fn(a, row)
+        K._apply(op, out, a, row, n_threads=2)
+        assert bits_equal(out, ref)
+        K._apply(op, raw, a, row, n_threads=2)
+        assert bits_equal(raw, ref)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_non_temporal_one_pass_flags(n_threads, small_parallel):
+    """The one-pass streamed rows raise numpy's flags (and none for maximum of a NaN)."""
+    for dt in (np.float32, np.float64):
+        z = np.zeros(300, dt)
+        out = np.empty(300, dt)
+        assert K._apply("DIV", out, np.ones(300, dt), z, n_threads=n_threads) & DBZ
+        assert K._apply("DIV", out, z, z, n_threads=n_threads) & INV
+        big = np.full(300, np.finfo(dt).max, dt)
+        assert K._apply("MUL", out, big, big, n_threads=n_threads) & OVF
+        assert K._apply("ADD", out, big, -big, n_threads=n_threads) == 0
+        nan = np.full(300, np.nan, dt)
+        assert K._apply("MAX", out, nan, np.ones(300, dt), n_threads=n_threads) == 0
+        assert K._apply("MIN", out, np.ones(300, dt), nan, n_threads=n_threads) == 0
+
+
 def test_inplace_operands():
     a = np.arange(1000, dtype=np.float32)
     ref = a + a[::-1]

@@ -232,9 +232,17 @@ static inline void kern_f2h_row_nt(const float * src, uint16_t * dst, int64_t n)
      : (which) == KERN_H16_MUL ? (x) * (y) : (x) / (y))
 
 static inline __attribute__((always_inline))
-void kern_h16_binary_body(const int which, int64_t n, uint16_t * d, const uint16_t * a,
-                          const uint16_t * b, int b_scalar) {
+void kern_h16_binary_body(const int which, const int nt, int64_t n, uint16_t * d,
+                          const uint16_t * a, const uint16_t * b, int b_scalar) {
     int64_t i = 0;
+    /* nt: streaming stores (an output beyond the LLC), from the first 64-byte boundary of d
+     * on; the scalar head computes the same bits as the vector body */
+    if (nt && ((uintptr_t)d & 1u) == 0)
+        for (; i < n && ((uintptr_t)(d + i) & 63u); i++) {
+            const float x = kern_h2f(a[i]), y = kern_h2f(b_scalar ? b[0] : b[i]);
+            d[i] = kern_f2h(KERN_H16_OP(which, x, y));
+        }
+    const int stream = nt && ((uintptr_t)(d + i) & 63u) == 0;
 #if defined(__AVX512F__)
     const __m512 bs = _mm512_set1_ps(kern_h2f(b[0]));
     const __m512 tiny = _mm512_set1_ps(6.103515625e-05f);
@@ -257,7 +265,8 @@ void kern_h16_binary_body(const int which, int64_t n, uint16_t * d, const uint16
             _mm256_storeu_si256((__m256i *)hs, h);
             for (int j = 0; j < 16; j++) kern_f2h_underflow_check(rs[j], hs[j]);
         }
-        _mm256_storeu_si256((__m256i *)(d + i), h);
+        if (stream) _mm256_stream_si256((__m256i *)(d + i), h);
+        else _mm256_storeu_si256((__m256i *)(d + i), h);
     }
 #elif defined(__F16C__) && defined(__AVX__)
     const __m256 bs = _mm256_set1_ps(kern_h2f(b[0]));
@@ -271,22 +280,29 @@ void kern_h16_binary_body(const int which, int64_t n, uint16_t * d, const uint16
         else r = _mm256_div_ps(x, y);
         float rs[8];
         _mm256_storeu_ps(rs, r);
-        _mm_storeu_si128((__m128i *)(d + i), kern_f2h8(rs));
+        if (stream) _mm_stream_si128((__m128i *)(d + i), kern_f2h8(rs));
+        else _mm_storeu_si128((__m128i *)(d + i), kern_f2h8(rs));
     }
 #endif
+    (void)stream;
     for (; i < n; i++) {
         const float x = kern_h2f(a[i]), y = kern_h2f(b_scalar ? b[0] : b[i]);
         d[i] = kern_f2h(KERN_H16_OP(which, x, y));
     }
 }
 
-static inline int kern_h16_binary(int which, int64_t n, uint16_t * d, const uint16_t * a,
-                                  const uint16_t * b, int b_scalar) {
-    switch (which) {
-    case KERN_H16_ADD: kern_h16_binary_body(KERN_H16_ADD, n, d, a, b, b_scalar); return 1;
-    case KERN_H16_SUB: kern_h16_binary_body(KERN_H16_SUB, n, d, a, b, b_scalar); return 1;
-    case KERN_H16_MUL: kern_h16_binary_body(KERN_H16_MUL, n, d, a, b, b_scalar); return 1;
-    case KERN_H16_DIV: kern_h16_binary_body(KERN_H16_DIV, n, d, a, b, b_scalar); return 1;
+static inline int kern_h16_binary(int which, int nt, int64_t n, uint16_t * d,
+                                  const uint16_t * a, const uint16_t * b, int b_scalar) {
+    nt = nt != 0;
+    switch (which * 2 + nt) {
+    case 2 * KERN_H16_ADD: kern_h16_binary_body(KERN_H16_ADD, 0, n, d, a, b, b_scalar); return 1;
+    case 2 * KERN_H16_SUB: kern_h16_binary_body(KERN_H16_SUB, 0, n, d, a, b, b_scalar); return 1;
+    case 2 * KERN_H16_MUL: kern_h16_binary_body(KERN_H16_MUL, 0, n, d, a, b, b_scalar); return 1;
+    case 2 * KERN_H16_DIV: kern_h16_binary_body(KERN_H16_DIV, 0, n, d, a, b, b_scalar); return 1;
+    case 2 * KERN_H16_ADD + 1: kern_h16_binary_body(KERN_H16_ADD, 1, n, d, a, b, b_scalar); return 1;
+    case 2 * KERN_H16_SUB + 1: kern_h16_binary_body(KERN_H16_SUB, 1, n, d, a, b, b_scalar); return 1;
+    case 2 * KERN_H16_MUL + 1: kern_h16_binary_body(KERN_H16_MUL, 1, n, d, a, b, b_scalar); return 1;
+    case 2 * KERN_H16_DIV + 1: kern_h16_binary_body(KERN_H16_DIV, 1, n, d, a, b, b_scalar); return 1;
     default: return 0;
     }
 }

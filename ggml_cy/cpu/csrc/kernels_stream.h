@@ -1,0 +1,173 @@
+/* ggml_cy CPU kernels: float32 / float64 add, subtract, multiply, divide of contiguous rows
+ * with non-temporal (streaming) stores, in one pass (issue 14).
+ *
+ * Why: beyond the last-level cache a large elementwise op is bound by memory, and streaming
+ * stores save the read-for-ownership of every output line. The generic route (the row
+ * function into an L1 stack buffer, then kern_stream_copy) pays a second pass through the
+ * core for that: on the 2-core VM, float32 add of 4e6-1.6e7 elements with two threads ran at
+ * 0.81 of the bench's STREAM add with streaming stores, measured in the same process; the
+ * one-pass row here is the loop that roofline runs.
+ *
+ * The four IEEE operations and the selections give the same bits in any lane width, so the
+ * scalar head (until the output reaches a 64-byte boundary) and tail agree with the vector
+ * body and with numpy.
+ * Returns 0 (nothing written) where there are no 256-bit streaming stores at this build's
+ * level or an operand is not element-aligned; the caller then takes the staged route. */
+#ifndef GGML_CY_KERNELS_STREAM_H
+#define GGML_CY_KERNELS_STREAM_H
+
+#include <stdint.h>
+#include "kernels_convert.h"
+
+/* which: KERN_H16_ADD .. KERN_H16_DIV, or these two; maximum / minimum as numpy's loops and
+ * kernels_elem.h's kern_max / kern_min: the first operand when it is NaN, else the larger
+ * (smaller), the second on ties (maximum(+0, -0) = -0) */
+#define KERN_BIN_MAX 5
+#define KERN_BIN_MIN 6
+
+/* Operand order of + and *: with two NaN operands x86 returns the first one's (quieted),
+ * and numpy's loops give x's. C's x + y lets the compiler swap the operands (it did, in
+ * both the scalar and the vector code), so the commutative two go through asm that names
+ * the order. */
+#define KERN_ORDERED(NAME, T, INSN, C)                                                    \
+static inline __attribute__((always_inline)) T NAME(T x, T y) {                          \
+    T r;                                                                                 \
+    __asm__(INSN " %2, %1, %0" : "=" C (r) : C (x), C (y));                              \
+    return r;                                                                            \
+}
+
+#define KERN_BIN_OP(which, x, y, ADD, MUL)                                               \
+    ((which) == KERN_BIN_MAX ? (((x) > (y) || (x) != (x)) ? (x) : (y))                   \
+     : (which) == KERN_BIN_MIN ? (((x) < (y) || (x) != (x)) ? (x) : (y))                 \
+     : (which) == KERN_H16_ADD ? ADD(x, y) : (which) == KERN_H16_MUL ? MUL(x, y)         \
+     : KERN_H16_OP(which, x, y))
+
+/* The row: scalar head up to d's first 64-byte boundary, then two vectors per step with
+ * streaming stores, then a scalar tail. OP(which, x, y) is the vector operation. */
+#define KERN_BIN_NT_BODY(T, VEC, LANES, SET1, LOAD, OP, STREAM, SADD, SMUL)             \
+    do {                                                                                 \
+        int64_t i = 0;                                                                   \
+        const T bs0 = b[0];                                                              \
+        for (; i < n && ((uintptr_t)(d + i) & 63u); i++)                                 \
+            d[i] = KERN_BIN_OP(which, a[i], b_scalar ? bs0 : b[i], SADD, SMUL);          \
+        const VEC bs = SET1(bs0);                                                        \
+        for (; i + 2 * (LANES) <= n; i += 2 * (LANES)) {                                 \
+            const VEC x0 = LOAD(a + i), x1 = LOAD(a + i + (LANES));                      \
+            const VEC y0 = b_scalar ? bs : LOAD(b + i);                                  \
+            const VEC y1 = b_scalar ? bs : LOAD(b + i + (LANES));                        \
+            STREAM(d + i, OP(which, x0, y0));                                            \
+            STREAM(d + i + (LANES), OP(which, x1, y1));                                  \
+        }                                                                                \
+        for (; i < n; i++)                                                               \
+            d[i] = KERN_BIN_OP(which, a[i], b_scalar ? bs0 : b[i], SADD, SMUL);          \
+    } while (0)
+
+/* the vector operations; the comparisons are the quiet forms (no "invalid" on a NaN) */
+#if defined(__AVX__)
+KERN_ORDERED(kern_sadd_f32, float, "vaddss", "x")
+KERN_ORDERED(kern_smul_f32, float, "vmulss", "x")
+KERN_ORDERED(kern_sadd_f64, double, "vaddsd", "x")
+KERN_ORDERED(kern_smul_f64, double, "vmulsd", "x")
+KERN_ORDERED(kern_vadd256_ps, __m256, "vaddps", "x")
+KERN_ORDERED(kern_vmul256_ps, __m256, "vmulps", "x")
+KERN_ORDERED(kern_vadd256_pd, __m256d, "vaddpd", "x")
+KERN_ORDERED(kern_vmul256_pd, __m256d, "vmulpd", "x")
+#endif
+#if defined(__AVX512F__)
+#define KERN_HAVE_BIN_NT 1
+KERN_ORDERED(kern_vadd512_ps, __m512, "vaddps", "v")
+KERN_ORDERED(kern_vmul512_ps, __m512, "vmulps", "v")
+KERN_ORDERED(kern_vadd512_pd, __m512d, "vaddpd", "v")
+KERN_ORDERED(kern_vmul512_pd, __m512d, "vmulpd", "v")
+#define KERN_NT_VOP(S, V, M)                                                             \
+static inline __attribute__((always_inline)) V kern_nt_op_##S(int which, V x, V y) {     \
+    if (which == KERN_H16_ADD) return kern_vadd512_##S(x, y);                            \
+    if (which == KERN_H16_SUB) return _mm512_sub_##S(x, y);                              \
+    if (which == KERN_H16_MUL) return kern_vmul512_##S(x, y);                            \
+    if (which == KERN_H16_DIV) return _mm512_div_##S(x, y);                              \
+    const M keep = _mm512_cmp_##S##_mask(x, y, which == KERN_BIN_MAX ? _CMP_GT_OQ : _CMP_LT_OQ) \
+                 | _mm512_cmp_##S##_mask(x, x, _CMP_UNORD_Q);                            \
+    return _mm512_mask_blend_##S(keep, y, x);                                            \
+}
+KERN_NT_VOP(ps, __m512, __mmask16)
+KERN_NT_VOP(pd, __m512d, __mmask8)
+#define KERN_F32_NT(which) KERN_BIN_NT_BODY(float, __m512, 16, _mm512_set1_ps, _mm512_loadu_ps, \
+    kern_nt_op_ps, _mm512_stream_ps, kern_sadd_f32, kern_smul_f32)
+#define KERN_F64_NT(which) KERN_BIN_NT_BODY(double, __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd, \
+    kern_nt_op_pd, _mm512_stream_pd, kern_sadd_f64, kern_smul_f64)
+#elif defined(__AVX__)
+#define KERN_HAVE_BIN_NT 1
+#define KERN_NT_VOP(S, V)                                                                \
+static inline __attribute__((always_inline)) V kern_nt_op_##S(int which, V x, V y) {     \
+    if (which == KERN_H16_ADD) return kern_vadd256_##S(x, y);                            \
+    if (which == KERN_H16_SUB) return _mm256_sub_##S(x, y);                              \
+    if (which == KERN_H16_MUL) return kern_vmul256_##S(x, y);                            \
+    if (which == KERN_H16_DIV) return _mm256_div_##S(x, y);                              \
+    const V keep = _mm256_or_##S(                                                        \
+        which == KERN_BIN_MAX ? _mm256_cmp_##S(x, y, _CMP_GT_OQ) : _mm256_cmp_##S(x, y, _CMP_LT_OQ), \
+        _mm256_cmp_##S(x, x, _CMP_UNORD_Q));                                             \
+    return _mm256_blendv_##S(y, x, keep);                                                \
+}
+KERN_NT_VOP(ps, __m256)
+KERN_NT_VOP(pd, __m256d)
+#define KERN_F32_NT(which) KERN_BIN_NT_BODY(float, __m256, 8, _mm256_set1_ps, _mm256_loadu_ps, \
+    kern_nt_op_ps, _mm256_stream_ps, kern_sadd_f32, kern_smul_f32)
+#define KERN_F64_NT(which) KERN_BIN_NT_BODY(double, __m256d, 4, _mm256_set1_pd, _mm256_loadu_pd, \
+    kern_nt_op_pd, _mm256_stream_pd, kern_sadd_f64, kern_smul_f64)
+#else
+#define KERN_HAVE_BIN_NT 0
+#endif
+
+#if KERN_HAVE_BIN_NT
+static inline __attribute__((always_inline))
+void kern_f32_binary_nt_body(const int which, int64_t n, float * d, const float * a,
+                             const float * b, int b_scalar) {
+    KERN_F32_NT(which);
+}
+static inline __attribute__((always_inline))
+void kern_f64_binary_nt_body(const int which, int64_t n, double * d, const double * a,
+                             const double * b, int b_scalar) {
+    KERN_F64_NT(which);
+}
+#endif
+
+/* which: KERN_H16_ADD/SUB/MUL/DIV or KERN_BIN_MAX/MIN; esize 4 (float32) or 8 (float64); b_scalar: b is one
+ * element broadcast along the row. 1: done, 0: not taken (see the top). */
+static inline int kern_binary_nt(int which, int esize, int64_t n, char * d, const char * a,
+                                 const char * b, int b_scalar) {
+#if KERN_HAVE_BIN_NT
+    /* the scalar head and tail dereference the rows as float / double */
+    if ((((uintptr_t)d | (uintptr_t)a | (uintptr_t)b) % (uintptr_t)esize) != 0) return 0;
+    if (esize == 4) {
+        float * df = (float *)d;
+        const float * af = (const float *)a, * bf = (const float *)b;
+        switch (which) {
+        case KERN_H16_ADD: kern_f32_binary_nt_body(KERN_H16_ADD, n, df, af, bf, b_scalar); return 1;
+        case KERN_H16_SUB: kern_f32_binary_nt_body(KERN_H16_SUB, n, df, af, bf, b_scalar); return 1;
+        case KERN_H16_MUL: kern_f32_binary_nt_body(KERN_H16_MUL, n, df, af, bf, b_scalar); return 1;
+        case KERN_H16_DIV: kern_f32_binary_nt_body(KERN_H16_DIV, n, df, af, bf, b_scalar); return 1;
+        case KERN_BIN_MAX: kern_f32_binary_nt_body(KERN_BIN_MAX, n, df, af, bf, b_scalar); return 1;
+        case KERN_BIN_MIN: kern_f32_binary_nt_body(KERN_BIN_MIN, n, df, af, bf, b_scalar); return 1;
+        default: return 0;
+        }
+    }
+    if (esize == 8) {
+        double * dd = (double *)d;
+        const double * ad = (const double *)a, * bd = (const double *)b;
+        switch (which) {
+        case KERN_H16_ADD: kern_f64_binary_nt_body(KERN_H16_ADD, n, dd, ad, bd, b_scalar); return 1;
+        case KERN_H16_SUB: kern_f64_binary_nt_body(KERN_H16_SUB, n, dd, ad, bd, b_scalar); return 1;
+        case KERN_H16_MUL: kern_f64_binary_nt_body(KERN_H16_MUL, n, dd, ad, bd, b_scalar); return 1;
+        case KERN_H16_DIV: kern_f64_binary_nt_body(KERN_H16_DIV, n, dd, ad, bd, b_scalar); return 1;
+        case KERN_BIN_MAX: kern_f64_binary_nt_body(KERN_BIN_MAX, n, dd, ad, bd, b_scalar); return 1;
+        case KERN_BIN_MIN: kern_f64_binary_nt_body(KERN_BIN_MIN, n, dd, ad, bd, b_scalar); return 1;
+        default: return 0;
+        }
+    }
+#else
+    (void)which; (void)esize; (void)n; (void)d; (void)a; (void)b; (void)b_scalar;
+#endif
+    return 0;
+}
+
+#endif
