@@ -150,7 +150,12 @@ def elementwise_setup(env, expr, build, n_nodes, n, seed, c_loop=False):
         impls["C loop"] = Call(roof.fused_abcde_f32, *args, False).unchecked()
         impls["C loop NT"] = Call(roof.fused_abcde_f32, *args, True).unchecked()
     nbytes = sum(a.nbytes for a in arrays.values()) + out.nbytes
-    s = Setup(impls, nbytes=nbytes, reference=ref, skipped=skipped)
+    # with several threads the libraries take turns by blocks, as in the cpu, math and
+    # scaling suites (harness.turns_kw): sample by sample, torch's and numexpr's spinning
+    # pool threads held the cores through ggml_cy's samples (16-core host, round nt16:
+    # evaluate 1e7 5.4 ms here against 1.7 ms in the scaling suite's blocks)
+    s = Setup(impls, nbytes=nbytes, reference=ref, skipped=skipped,
+              **_harness.turns_kw(env["threads"]))
     s.notes.append("numpy runs the plain expression (allocating temporaries); GB/s counts "
                    "the 5 inputs + 1 output once, whatever a library moves in between")
     return s
