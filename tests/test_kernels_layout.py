@@ -208,6 +208,25 @@ def test_non_temporal_one_pass_rows(op, dtype, small_parallel):
         assert bits_equal(raw, ref)
 
 
+@pytest.mark.parametrize("op", ["ADD", "MUL"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nan_operand_order_plain_rows(op, dtype):
+    """Contiguous float32/float64 + and * (plain stores) give the first operand's NaN of two,
+    as numpy's loops do (kernels_stream.h's ordered rows; the compiler swapped them)."""
+    if not K._one_pass_nt():
+        pytest.skip("the baseline build runs the generic rows")
+    rng = np.random.default_rng(11)
+    for n in (1, 5, 16, 40, 1000, 70001):
+        a = _special_values(dtype, n, rng)
+        b = _special_values(dtype, n, rng)
+        out = np.empty(n, dtype)
+        with np.errstate(all="ignore"):
+            K._apply(op, out, a, b, n_threads=2)
+            assert bits_equal(out, NT_OPS[op](a, b)), n
+            K._apply(op, out, a, b[:1], n_threads=2)
+            assert bits_equal(out, NT_OPS[op](a, b[:1])), n
+
+
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_non_temporal_one_pass_flags(n_threads, small_parallel):
     """The one-pass streamed rows raise numpy's flags (and none for maximum of a NaN)."""

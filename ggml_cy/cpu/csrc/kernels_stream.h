@@ -42,22 +42,31 @@ static inline __attribute__((always_inline)) T NAME(T x, T y) {                 
      : (which) == KERN_H16_ADD ? ADD(x, y) : (which) == KERN_H16_MUL ? MUL(x, y)         \
      : KERN_H16_OP(which, x, y))
 
-/* The row: scalar head up to d's first 64-byte boundary, then two vectors per step with
- * streaming stores, then a scalar tail. OP(which, x, y) is the vector operation. */
-#define KERN_BIN_NT_BODY(T, VEC, LANES, SET1, LOAD, OP, STREAM, SADD, SMUL)             \
+/* The row: with nt, a scalar head up to d's first 64-byte boundary, then two vectors per
+ * step with streaming stores; without, plain unaligned stores from the start; then one
+ * vector at a time and a scalar tail. OP(which, x, y) is the vector operation. */
+#define KERN_BIN_ROW_BODY(T, VEC, LANES, SET1, LOAD, OP, STREAM, STOREU, SADD, SMUL)    \
     do {                                                                                 \
         int64_t i = 0;                                                                   \
         const T bs0 = b[0];                                                              \
-        for (; i < n && ((uintptr_t)(d + i) & 63u); i++)                                 \
-            d[i] = KERN_BIN_OP(which, a[i], b_scalar ? bs0 : b[i], SADD, SMUL);          \
+        if (nt)                                                                          \
+            for (; i < n && ((uintptr_t)(d + i) & 63u); i++)                             \
+                d[i] = KERN_BIN_OP(which, a[i], b_scalar ? bs0 : b[i], SADD, SMUL);      \
         const VEC bs = SET1(bs0);                                                        \
         for (; i + 2 * (LANES) <= n; i += 2 * (LANES)) {                                 \
             const VEC x0 = LOAD(a + i), x1 = LOAD(a + i + (LANES));                      \
             const VEC y0 = b_scalar ? bs : LOAD(b + i);                                  \
             const VEC y1 = b_scalar ? bs : LOAD(b + i + (LANES));                        \
-            STREAM(d + i, OP(which, x0, y0));                                            \
-            STREAM(d + i + (LANES), OP(which, x1, y1));                                  \
+            if (nt) {                                                                    \
+                STREAM(d + i, OP(which, x0, y0));                                        \
+                STREAM(d + i + (LANES), OP(which, x1, y1));                              \
+            } else {                                                                     \
+                STOREU(d + i, OP(which, x0, y0));                                        \
+                STOREU(d + i + (LANES), OP(which, x1, y1));                              \
+            }                                                                            \
         }                                                                                \
+        for (; i + (LANES) <= n; i += (LANES))                                           \
+            STOREU(d + i, OP(which, LOAD(a + i), b_scalar ? bs : LOAD(b + i)));          \
         for (; i < n; i++)                                                               \
             d[i] = KERN_BIN_OP(which, a[i], b_scalar ? bs0 : b[i], SADD, SMUL);          \
     } while (0)
@@ -91,10 +100,10 @@ static inline __attribute__((always_inline)) V kern_nt_op_##S(int which, V x, V 
 }
 KERN_NT_VOP(ps, __m512, __mmask16)
 KERN_NT_VOP(pd, __m512d, __mmask8)
-#define KERN_F32_NT(which) KERN_BIN_NT_BODY(float, __m512, 16, _mm512_set1_ps, _mm512_loadu_ps, \
-    kern_nt_op_ps, _mm512_stream_ps, kern_sadd_f32, kern_smul_f32)
-#define KERN_F64_NT(which) KERN_BIN_NT_BODY(double, __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd, \
-    kern_nt_op_pd, _mm512_stream_pd, kern_sadd_f64, kern_smul_f64)
+#define KERN_F32_ROW() KERN_BIN_ROW_BODY(float, __m512, 16, _mm512_set1_ps, _mm512_loadu_ps, \
+    kern_nt_op_ps, _mm512_stream_ps, _mm512_storeu_ps, kern_sadd_f32, kern_smul_f32)
+#define KERN_F64_ROW() KERN_BIN_ROW_BODY(double, __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd, \
+    kern_nt_op_pd, _mm512_stream_pd, _mm512_storeu_pd, kern_sadd_f64, kern_smul_f64)
 #elif defined(__AVX__)
 #define KERN_HAVE_BIN_NT 1
 #define KERN_NT_VOP(S, V)                                                                \
@@ -110,62 +119,63 @@ static inline __attribute__((always_inline)) V kern_nt_op_##S(int which, V x, V 
 }
 KERN_NT_VOP(ps, __m256)
 KERN_NT_VOP(pd, __m256d)
-#define KERN_F32_NT(which) KERN_BIN_NT_BODY(float, __m256, 8, _mm256_set1_ps, _mm256_loadu_ps, \
-    kern_nt_op_ps, _mm256_stream_ps, kern_sadd_f32, kern_smul_f32)
-#define KERN_F64_NT(which) KERN_BIN_NT_BODY(double, __m256d, 4, _mm256_set1_pd, _mm256_loadu_pd, \
-    kern_nt_op_pd, _mm256_stream_pd, kern_sadd_f64, kern_smul_f64)
+#define KERN_F32_ROW() KERN_BIN_ROW_BODY(float, __m256, 8, _mm256_set1_ps, _mm256_loadu_ps, \
+    kern_nt_op_ps, _mm256_stream_ps, _mm256_storeu_ps, kern_sadd_f32, kern_smul_f32)
+#define KERN_F64_ROW() KERN_BIN_ROW_BODY(double, __m256d, 4, _mm256_set1_pd, _mm256_loadu_pd, \
+    kern_nt_op_pd, _mm256_stream_pd, _mm256_storeu_pd, kern_sadd_f64, kern_smul_f64)
 #else
 #define KERN_HAVE_BIN_NT 0
 #endif
 
 #if KERN_HAVE_BIN_NT
 static inline __attribute__((always_inline))
-void kern_f32_binary_nt_body(const int which, int64_t n, float * d, const float * a,
-                             const float * b, int b_scalar) {
-    KERN_F32_NT(which);
+void kern_f32_binary_row(const int which, const int nt, int64_t n, float * d, const float * a,
+                         const float * b, int b_scalar) {
+    KERN_F32_ROW();
 }
 static inline __attribute__((always_inline))
-void kern_f64_binary_nt_body(const int which, int64_t n, double * d, const double * a,
-                             const double * b, int b_scalar) {
-    KERN_F64_NT(which);
+void kern_f64_binary_row(const int which, const int nt, int64_t n, double * d,
+                         const double * a, const double * b, int b_scalar) {
+    KERN_F64_ROW();
 }
+#define KERN_BIN_CASE(T, W, NT)                                                          \
+    case 8 * (W) + (NT): kern_##T##_binary_row((W), (NT), n, (void *)d, (const void *)a,  \
+                                               (const void *)b, b_scalar); return 1;
 #endif
 
-/* which: KERN_H16_ADD/SUB/MUL/DIV or KERN_BIN_MAX/MIN; esize 4 (float32) or 8 (float64); b_scalar: b is one
- * element broadcast along the row. 1: done, 0: not taken (see the top). */
-static inline int kern_binary_nt(int which, int esize, int64_t n, char * d, const char * a,
-                                 const char * b, int b_scalar) {
+/* which: KERN_H16_ADD/SUB/MUL/DIV or KERN_BIN_MAX/MIN; nt: streaming stores; esize 4
+ * (float32) or 8 (float64); b_scalar: b is one element broadcast along the row.
+ * 1: done, 0: not taken (see the top). */
+static inline int kern_binary_row(int which, int nt, int esize, int64_t n, char * d,
+                                  const char * a, const char * b, int b_scalar) {
 #if KERN_HAVE_BIN_NT
     /* the scalar head and tail dereference the rows as float / double */
     if ((((uintptr_t)d | (uintptr_t)a | (uintptr_t)b) % (uintptr_t)esize) != 0) return 0;
+    nt = nt != 0;
     if (esize == 4) {
-        float * df = (float *)d;
-        const float * af = (const float *)a, * bf = (const float *)b;
-        switch (which) {
-        case KERN_H16_ADD: kern_f32_binary_nt_body(KERN_H16_ADD, n, df, af, bf, b_scalar); return 1;
-        case KERN_H16_SUB: kern_f32_binary_nt_body(KERN_H16_SUB, n, df, af, bf, b_scalar); return 1;
-        case KERN_H16_MUL: kern_f32_binary_nt_body(KERN_H16_MUL, n, df, af, bf, b_scalar); return 1;
-        case KERN_H16_DIV: kern_f32_binary_nt_body(KERN_H16_DIV, n, df, af, bf, b_scalar); return 1;
-        case KERN_BIN_MAX: kern_f32_binary_nt_body(KERN_BIN_MAX, n, df, af, bf, b_scalar); return 1;
-        case KERN_BIN_MIN: kern_f32_binary_nt_body(KERN_BIN_MIN, n, df, af, bf, b_scalar); return 1;
+        switch (8 * which + nt) {
+        KERN_BIN_CASE(f32, KERN_H16_ADD, 0) KERN_BIN_CASE(f32, KERN_H16_ADD, 1)
+        KERN_BIN_CASE(f32, KERN_H16_SUB, 0) KERN_BIN_CASE(f32, KERN_H16_SUB, 1)
+        KERN_BIN_CASE(f32, KERN_H16_MUL, 0) KERN_BIN_CASE(f32, KERN_H16_MUL, 1)
+        KERN_BIN_CASE(f32, KERN_H16_DIV, 0) KERN_BIN_CASE(f32, KERN_H16_DIV, 1)
+        KERN_BIN_CASE(f32, KERN_BIN_MAX, 0) KERN_BIN_CASE(f32, KERN_BIN_MAX, 1)
+        KERN_BIN_CASE(f32, KERN_BIN_MIN, 0) KERN_BIN_CASE(f32, KERN_BIN_MIN, 1)
         default: return 0;
         }
     }
     if (esize == 8) {
-        double * dd = (double *)d;
-        const double * ad = (const double *)a, * bd = (const double *)b;
-        switch (which) {
-        case KERN_H16_ADD: kern_f64_binary_nt_body(KERN_H16_ADD, n, dd, ad, bd, b_scalar); return 1;
-        case KERN_H16_SUB: kern_f64_binary_nt_body(KERN_H16_SUB, n, dd, ad, bd, b_scalar); return 1;
-        case KERN_H16_MUL: kern_f64_binary_nt_body(KERN_H16_MUL, n, dd, ad, bd, b_scalar); return 1;
-        case KERN_H16_DIV: kern_f64_binary_nt_body(KERN_H16_DIV, n, dd, ad, bd, b_scalar); return 1;
-        case KERN_BIN_MAX: kern_f64_binary_nt_body(KERN_BIN_MAX, n, dd, ad, bd, b_scalar); return 1;
-        case KERN_BIN_MIN: kern_f64_binary_nt_body(KERN_BIN_MIN, n, dd, ad, bd, b_scalar); return 1;
+        switch (8 * which + nt) {
+        KERN_BIN_CASE(f64, KERN_H16_ADD, 0) KERN_BIN_CASE(f64, KERN_H16_ADD, 1)
+        KERN_BIN_CASE(f64, KERN_H16_SUB, 0) KERN_BIN_CASE(f64, KERN_H16_SUB, 1)
+        KERN_BIN_CASE(f64, KERN_H16_MUL, 0) KERN_BIN_CASE(f64, KERN_H16_MUL, 1)
+        KERN_BIN_CASE(f64, KERN_H16_DIV, 0) KERN_BIN_CASE(f64, KERN_H16_DIV, 1)
+        KERN_BIN_CASE(f64, KERN_BIN_MAX, 0) KERN_BIN_CASE(f64, KERN_BIN_MAX, 1)
+        KERN_BIN_CASE(f64, KERN_BIN_MIN, 0) KERN_BIN_CASE(f64, KERN_BIN_MIN, 1)
         default: return 0;
         }
     }
 #else
-    (void)which; (void)esize; (void)n; (void)d; (void)a; (void)b; (void)b_scalar;
+    (void)which; (void)nt; (void)esize; (void)n; (void)d; (void)a; (void)b; (void)b_scalar;
 #endif
     return 0;
 }
