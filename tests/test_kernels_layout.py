@@ -208,6 +208,26 @@ def test_non_temporal_one_pass_rows(op, dtype, small_parallel):
         assert bits_equal(raw, ref)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int64])
+def test_non_temporal_same_type_copy(dtype, small_parallel):
+    """A streamed copy between tensors of one type goes straight from the source rows
+    (kern_stream_copy): permuted copies with rows of any length and byte offset."""
+    rng = np.random.default_rng(3)
+    for shape in ((2, 3, 5, 7), (3, 4, 6, 64), (2, 8, 3, 33)):
+        x = (rng.standard_normal(shape) * 50).astype(dtype)
+        for off in (0, 1, 3):
+            buf = np.zeros(x.size + 8, dtype)
+            out = buf[off:off + x.size].reshape(shape[0], shape[2], shape[1], shape[3])
+            src = x.transpose(0, 2, 1, 3)
+            K._apply("CPY", out, src, n_threads=2)
+            assert bits_equal(out, np.ascontiguousarray(src)), (shape, off)
+            assert not buf[:off].any() and not buf[off + x.size:].any()
+    out = np.empty((8, 64, 128, 64), np.float32)
+    info = K._plan_info("CPY", out, np.ones((8, 128, 64, 64), np.float32).transpose(0, 2, 1, 3),
+                        n_threads=2)
+    assert info["nt"]
+
+
 @pytest.mark.parametrize("op", ["ADD", "MUL"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_nan_operand_order_plain_rows(op, dtype):
