@@ -141,6 +141,17 @@ void kern_f64_binary_row(const int which, const int nt, int64_t n, double * d,
 #define KERN_BIN_CASE(T, W, NT)                                                          \
     case 8 * (W) + (NT): kern_##T##_binary_row((W), (NT), n, (void *)d, (const void *)a,  \
                                                (const void *)b, b_scalar); return 1;
+/* one case per (operation, nt): each body is compiled for its constant operation */
+#define KERN_BIN_SWITCH(T)                                                               \
+    switch (8 * which + nt) {                                                            \
+    KERN_BIN_CASE(T, KERN_H16_ADD, 0) KERN_BIN_CASE(T, KERN_H16_ADD, 1)                   \
+    KERN_BIN_CASE(T, KERN_H16_SUB, 0) KERN_BIN_CASE(T, KERN_H16_SUB, 1)                   \
+    KERN_BIN_CASE(T, KERN_H16_MUL, 0) KERN_BIN_CASE(T, KERN_H16_MUL, 1)                   \
+    KERN_BIN_CASE(T, KERN_H16_DIV, 0) KERN_BIN_CASE(T, KERN_H16_DIV, 1)                   \
+    KERN_BIN_CASE(T, KERN_BIN_MAX, 0) KERN_BIN_CASE(T, KERN_BIN_MAX, 1)                   \
+    KERN_BIN_CASE(T, KERN_BIN_MIN, 0) KERN_BIN_CASE(T, KERN_BIN_MIN, 1)                   \
+    default: return 0;                                                                   \
+    }
 #endif
 
 /* which: KERN_H16_ADD/SUB/MUL/DIV or KERN_BIN_MAX/MIN; nt: streaming stores; esize 4
@@ -152,28 +163,8 @@ static inline int kern_binary_row(int which, int nt, int esize, int64_t n, char 
     /* the scalar head and tail dereference the rows as float / double */
     if ((((uintptr_t)d | (uintptr_t)a | (uintptr_t)b) % (uintptr_t)esize) != 0) return 0;
     nt = nt != 0;
-    if (esize == 4) {
-        switch (8 * which + nt) {
-        KERN_BIN_CASE(f32, KERN_H16_ADD, 0) KERN_BIN_CASE(f32, KERN_H16_ADD, 1)
-        KERN_BIN_CASE(f32, KERN_H16_SUB, 0) KERN_BIN_CASE(f32, KERN_H16_SUB, 1)
-        KERN_BIN_CASE(f32, KERN_H16_MUL, 0) KERN_BIN_CASE(f32, KERN_H16_MUL, 1)
-        KERN_BIN_CASE(f32, KERN_H16_DIV, 0) KERN_BIN_CASE(f32, KERN_H16_DIV, 1)
-        KERN_BIN_CASE(f32, KERN_BIN_MAX, 0) KERN_BIN_CASE(f32, KERN_BIN_MAX, 1)
-        KERN_BIN_CASE(f32, KERN_BIN_MIN, 0) KERN_BIN_CASE(f32, KERN_BIN_MIN, 1)
-        default: return 0;
-        }
-    }
-    if (esize == 8) {
-        switch (8 * which + nt) {
-        KERN_BIN_CASE(f64, KERN_H16_ADD, 0) KERN_BIN_CASE(f64, KERN_H16_ADD, 1)
-        KERN_BIN_CASE(f64, KERN_H16_SUB, 0) KERN_BIN_CASE(f64, KERN_H16_SUB, 1)
-        KERN_BIN_CASE(f64, KERN_H16_MUL, 0) KERN_BIN_CASE(f64, KERN_H16_MUL, 1)
-        KERN_BIN_CASE(f64, KERN_H16_DIV, 0) KERN_BIN_CASE(f64, KERN_H16_DIV, 1)
-        KERN_BIN_CASE(f64, KERN_BIN_MAX, 0) KERN_BIN_CASE(f64, KERN_BIN_MAX, 1)
-        KERN_BIN_CASE(f64, KERN_BIN_MIN, 0) KERN_BIN_CASE(f64, KERN_BIN_MIN, 1)
-        default: return 0;
-        }
-    }
+    if (esize == 4) KERN_BIN_SWITCH(f32);
+    if (esize == 8) KERN_BIN_SWITCH(f64);
 #else
     (void)which; (void)nt; (void)esize; (void)n; (void)d; (void)a; (void)b; (void)b_scalar;
 #endif

@@ -4,10 +4,8 @@
 # mul_mat/AMX and kernel tests, bench matmul at 16 and 2 threads (3-round blocks), the CPU
 # suite and the graph suite at 16 threads.
 set -u
-OUT=$1
+OUT=$1 T=$(nproc)
 export PYTHONPATH=.:${PYTHONPATH:-}
-T=$(nproc)
-python3 -c "import ggml_cy; ggml_cy.show_config()" | grep -E "dispatch|BF16" | tee "$OUT/config.txt"
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_gemm_paths.py tests/test_gemm_amx.py \
   tests/test_matvec_repack.py tests/test_graph_mul_mat.py tests/test_graph_decode_path.py \
   tests/test_kernels_layout.py tests/test_kernels_f16_fused.py tests/test_eager_threads.py 2>&1 | tail -4 | tee "$OUT/tests.txt"
