@@ -289,6 +289,31 @@ static inline void mm_pack_b(const char * b, int64_t nb10, int64_t nb11, int64_t
 }
 
 #if defined(MM_AVX512)
+/* C[0:rows, 0:cols] (+)= acc for one 8x32 tile (acc[i][h]: row i, columns 16h..16h+15); c has
+ * row stride ldc floats. Columns past cols are masked off (edge tiles) and rows past rows
+ * not touched. The tail of both AVX-512 micro-kernels (f32 FMAs here, VDPBF16PS in
+ * mul_mat_bf16.h): one copy, so their edge tiles cannot drift apart. acc is a pointer to the
+ * whole array, not to its first row: GCC then knows rows <= MM_MR, peels the loop and keeps
+ * the 16 accumulators in registers (with a row pointer it spilled them to the stack). */
+static inline __attribute__((always_inline)) void mm_store_tile(const __m512 (*acc)[MM_MR][2],
+                                                                float * __restrict c,
+                                                                int64_t ldc, int accumulate,
+                                                                int rows, int cols) {
+    const __mmask16 m0 = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1u);
+    const __mmask16 m1 = cols >= 32 ? (__mmask16)0xffff
+                       : cols <= 16 ? (__mmask16)0 : (__mmask16)((1u << (cols - 16)) - 1u);
+    for (int i = 0; i < rows; i++) {
+        float * row = c + i * ldc;
+        __m512 v0 = (*acc)[i][0], v1 = (*acc)[i][1];
+        if (accumulate) {
+            v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, row), v0);
+            v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, row + 16), v1);
+        }
+        _mm512_mask_storeu_ps(row, m0, v0);
+        _mm512_mask_storeu_ps(row + 16, m1, v1);
+    }
+}
+
 /* C[0:rows, 0:cols] (+)= Bpanel . Apanel^T for one 8x32 tile; c has row stride ldc floats.
  * Sixteen zmm accumulators; per k two loads of a and eight broadcasts of b. */
 static inline void mm_micro(int64_t kb, const float * __restrict bp,
@@ -318,19 +343,7 @@ static inline void mm_micro(int64_t kb, const float * __restrict bp,
     }
     const __m512 acc[MM_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
                                   {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
-    const __mmask16 m0 = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1u);
-    const __mmask16 m1 = cols >= 32 ? (__mmask16)0xffff
-                       : cols <= 16 ? (__mmask16)0 : (__mmask16)((1u << (cols - 16)) - 1u);
-    for (int i = 0; i < rows; i++) {
-        float * row = c + i * ldc;
-        __m512 v0 = acc[i][0], v1 = acc[i][1];
-        if (accumulate) {
-            v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, row), v0);
-            v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, row + 16), v1);
-        }
-        _mm512_mask_storeu_ps(row, m0, v0);
-        _mm512_mask_storeu_ps(row + 16, m1, v1);
-    }
+    mm_store_tile(&acc, c, ldc, accumulate, rows, cols);
 }
 #else
 /* C[0:rows, 0:cols] (+)= Bpanel . Apanel^T for one 6x16 tile; c has row stride ldc floats. */
