@@ -5,6 +5,8 @@
 # #includes in order, and mul_mat_bf16.h is only complete when mul_mat.h includes it.
 cdef extern from "matvec_repack.h":
     pass
+cdef extern from "mul_mat_tr16.h":
+    pass
 cdef extern from "mul_mat_amx.h":
     pass
 cdef extern from "mul_mat_bf16.h":

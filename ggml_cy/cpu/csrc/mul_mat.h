@@ -37,6 +37,7 @@
 #include <string.h>
 #include "core_defs.h"
 #include "matvec_repack.h"
+#include "mul_mat_tr16.h"
 #include "mul_mat_amx.h"
 #if defined(__F16C__) || defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
@@ -156,32 +157,6 @@ static inline void mm_widen_row(const char * row, int type, int64_t nb00, int64_
 }
 
 #if defined(MM_AVX512)
-/* In-register transpose of a 16 x 16 f32 block: r[i] holds row i on entry, column i on exit.
- * Three rounds: 32-bit interleave, 64-bit interleave, then 128-bit lane shuffles. */
-static inline void mm_tr16(__m512 r[16]) {
-    __m512 t[16], u[16];
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int g = 0; g < 16; g += 4) {   /* u[g + e]: rows g..g+3, element e of each lane */
-        u[g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[g]), _mm512_castps_pd(t[g + 2])));
-        u[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[g]), _mm512_castps_pd(t[g + 2])));
-        u[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[g + 1]), _mm512_castps_pd(t[g + 3])));
-        u[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[g + 1]), _mm512_castps_pd(t[g + 3])));
-    }
-    for (int e = 0; e < 4; e++) {
-        const __m512 v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88);
-        const __m512 w0 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88);
-        const __m512 v1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xDD);
-        const __m512 w1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xDD);
-        r[e] = _mm512_shuffle_f32x4(v0, w0, 0x88);
-        r[8 + e] = _mm512_shuffle_f32x4(v0, w0, 0xDD);
-        r[4 + e] = _mm512_shuffle_f32x4(v1, w1, 0x88);
-        r[12 + e] = _mm512_shuffle_f32x4(v1, w1, 0xDD);
-    }
-}
-
 /* 16 elements of a row at element k, widened to f32 (the row's elements adjacent). */
 static inline __m512 mm_load16(const char * row, int type, int64_t k) {
     if (type == GGML_TYPE_F32) return _mm512_loadu_ps((const float *)row + k);
@@ -314,6 +289,31 @@ static inline void mm_pack_b(const char * b, int64_t nb10, int64_t nb11, int64_t
 }
 
 #if defined(MM_AVX512)
+/* C[0:rows, 0:cols] (+)= acc for one 8x32 tile (acc[i][h]: row i, columns 16h..16h+15); c has
+ * row stride ldc floats. Columns past cols are masked off (edge tiles) and rows past rows
+ * not touched. The tail of both AVX-512 micro-kernels (f32 FMAs here, VDPBF16PS in
+ * mul_mat_bf16.h): one copy, so their edge tiles cannot drift apart. acc is a pointer to the
+ * whole array, not to its first row: GCC then knows rows <= MM_MR, peels the loop and keeps
+ * the 16 accumulators in registers (with a row pointer it spilled them to the stack). */
+static inline __attribute__((always_inline)) void mm_store_tile(const __m512 (*acc)[MM_MR][2],
+                                                                float * __restrict c,
+                                                                int64_t ldc, int accumulate,
+                                                                int rows, int cols) {
+    const __mmask16 m0 = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1u);
+    const __mmask16 m1 = cols >= 32 ? (__mmask16)0xffff
+                       : cols <= 16 ? (__mmask16)0 : (__mmask16)((1u << (cols - 16)) - 1u);
+    for (int i = 0; i < rows; i++) {
+        float * row = c + i * ldc;
+        __m512 v0 = (*acc)[i][0], v1 = (*acc)[i][1];
+        if (accumulate) {
+            v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, row), v0);
+            v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, row + 16), v1);
+        }
+        _mm512_mask_storeu_ps(row, m0, v0);
+        _mm512_mask_storeu_ps(row + 16, m1, v1);
+    }
+}
+
 /* C[0:rows, 0:cols] (+)= Bpanel . Apanel^T for one 8x32 tile; c has row stride ldc floats.
  * Sixteen zmm accumulators; per k two loads of a and eight broadcasts of b. */
 static inline void mm_micro(int64_t kb, const float * __restrict bp,
@@ -343,19 +343,7 @@ static inline void mm_micro(int64_t kb, const float * __restrict bp,
     }
     const __m512 acc[MM_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
                                   {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
-    const __mmask16 m0 = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1u);
-    const __mmask16 m1 = cols >= 32 ? (__mmask16)0xffff
-                       : cols <= 16 ? (__mmask16)0 : (__mmask16)((1u << (cols - 16)) - 1u);
-    for (int i = 0; i < rows; i++) {
-        float * row = c + i * ldc;
-        __m512 v0 = acc[i][0], v1 = acc[i][1];
-        if (accumulate) {
-            v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, row), v0);
-            v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, row + 16), v1);
-        }
-        _mm512_mask_storeu_ps(row, m0, v0);
-        _mm512_mask_storeu_ps(row + 16, m1, v1);
-    }
+    mm_store_tile(&acc, c, ldc, accumulate, rows, cols);
 }
 #else
 /* C[0:rows, 0:cols] (+)= Bpanel . Apanel^T for one 6x16 tile; c has row stride ldc floats. */
@@ -938,6 +926,54 @@ static inline void mm_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int 
     *gn_out = best_gn;
 }
 
+/* The tasks of a packed engine's grid (mm_grid, mmx_grid): M cut into gm parts and N into gn
+ * parts, each a whole number of the engine's tiles (mtile columns, ntile rows), times every
+ * batch matrix; task t = (batch ib, M part mp, N part np), np fastest, and thread ith of nth
+ * takes tasks [t0, t1). Both engines decode their tasks here. No bit depends on the split:
+ * a task computes each of its dst elements whole. Always inlined (here and mm_task_part):
+ * as plain inline functions they shifted GCC's inlining budget in mm_compute's callers, which
+ * then inlined mm_micro at the avx2 level where it had been a call. */
+typedef struct {
+    int64_t M, N, ne2;             /* dst's columns, rows, and batch dim 2 */
+    int64_t mstep, nstep;          /* one part's columns and rows (the last may be short) */
+    int64_t mparts, nparts;
+    int64_t t0, t1;                /* this thread's tasks */
+} mm_tasks;
+
+static inline __attribute__((always_inline)) mm_tasks mm_tasks_of(
+        const ggml_tensor * dst, int64_t gm, int64_t gn, int64_t mtile, int64_t ntile, int ith,
+        int nth) {
+    mm_tasks g;
+    g.M = dst->ne[0];
+    g.N = dst->ne[1];
+    g.ne2 = dst->ne[2];
+    g.mstep = mm_cdiv(mm_cdiv(g.M, mtile), gm) * mtile;
+    g.nstep = mm_cdiv(mm_cdiv(g.N, ntile), gn) * ntile;
+    g.mparts = mm_cdiv(g.M, g.mstep);
+    g.nparts = mm_cdiv(g.N, g.nstep);
+    const int64_t ntasks = dst->ne[2] * dst->ne[3] * g.mparts * g.nparts;
+    g.t0 = ntasks * ith / nth;
+    g.t1 = ntasks * (ith + 1) / nth;
+    return g;
+}
+
+/* Task t's batch matrix (i2, i3), columns [m_lo, m_hi) and rows [n_lo, n_hi) of dst. */
+typedef struct { int64_t i2, i3, m_lo, m_hi, n_lo, n_hi; } mm_part;
+
+static inline __attribute__((always_inline)) mm_part mm_task_part(const mm_tasks * g,
+                                                                  int64_t t) {
+    mm_part p;
+    const int64_t np = t % g->nparts, mp = (t / g->nparts) % g->mparts;
+    const int64_t ib = t / (g->nparts * g->mparts);
+    p.i2 = ib % g->ne2;
+    p.i3 = ib / g->ne2;
+    p.m_lo = mp * g->mstep;
+    p.m_hi = (p.m_lo + g->mstep < g->M) ? p.m_lo + g->mstep : g->M;
+    p.n_lo = np * g->nstep;
+    p.n_hi = (p.n_lo + g->nstep < g->N) ? p.n_lo + g->nstep : g->N;
+    return p;
+}
+
 /* 1 when BF16 weights run on AMX tiles in this build (level) on this CPU. */
 static inline int mm_amx_ready(void) {
     return mm_bf16_amx();
@@ -970,22 +1006,16 @@ static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float 
     const int64_t r2 = dst->ne[2] / src0->ne[2], r3 = dst->ne[3] / src0->ne[3];
     int64_t gm, gn;
     mmx_grid(M, N, K, nbatch, nth, &gm, &gn);
-    const int64_t mstep = mm_cdiv(mm_cdiv(M, 32), gm) * 32, nstep = mm_cdiv(mm_cdiv(N, 8), gn) * 8;
-    const int64_t mparts = mm_cdiv(M, mstep), nparts = mm_cdiv(N, nstep);
-    const int64_t ntasks = nbatch * mparts * nparts;
-    const int64_t t0 = ntasks * ith / nth, t1 = ntasks * (ith + 1) / nth;
-    for (int64_t t = t0; t < t1; t++) {
-        const int64_t np = t % nparts, mp = (t / nparts) % mparts, ib = t / (nparts * mparts);
-        const int64_t i2 = ib % dst->ne[2], i3 = ib / dst->ne[2];
-        const int64_t m_lo = mp * mstep, m_hi = (m_lo + mstep < M) ? m_lo + mstep : M;
-        const int64_t n_lo = np * nstep, n_hi = (n_lo + nstep < N) ? n_lo + nstep : N;
-        const char * a = (const char *)src0->data + (i2 / r2) * src0->nb[2] +
-                         (i3 / r3) * src0->nb[3] + m_lo * src0->nb[1];
-        const char * b = (const char *)src1->data + i2 * src1->nb[2] + i3 * src1->nb[3] +
-                         n_lo * src1->nb[1];
-        float * d = (float *)((char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3] +
-                              n_lo * dst->nb[1]) + m_lo;
-        mmx_gemm(a, src0->nb[1], m_hi - m_lo, b, src1->nb[1], n_hi - n_lo, K, d,
+    const mm_tasks g = mm_tasks_of(dst, gm, gn, 32, 8, ith, nth);   /* mmx_grid's units */
+    for (int64_t t = g.t0; t < g.t1; t++) {
+        const mm_part p = mm_task_part(&g, t);
+        const char * a = (const char *)src0->data + (p.i2 / r2) * src0->nb[2] +
+                         (p.i3 / r3) * src0->nb[3] + p.m_lo * src0->nb[1];
+        const char * b = (const char *)src1->data + p.i2 * src1->nb[2] + p.i3 * src1->nb[3] +
+                         p.n_lo * src1->nb[1];
+        float * d = (float *)((char *)dst->data + p.i2 * dst->nb[2] + p.i3 * dst->nb[3] +
+                              p.n_lo * dst->nb[1]) + p.m_lo;
+        mmx_gemm(a, src0->nb[1], p.m_hi - p.m_lo, b, src1->nb[1], p.n_hi - p.n_lo, K, d,
                  dst->nb[1] / 4, work);
     }
 }
@@ -1051,17 +1081,10 @@ static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float *
     }
     int64_t gm, gn;
     mm_grid(M, N, K, nbatch, nth, &gm, &gn);
-    const int64_t mtiles = mm_cdiv(M, MM_NR), ntiles = mm_cdiv(N, MM_MR);
-    const int64_t mstep = mm_cdiv(mtiles, gm) * MM_NR, nstep = mm_cdiv(ntiles, gn) * MM_MR;
-    const int64_t mparts = mm_cdiv(M, mstep), nparts = mm_cdiv(N, nstep);
-    const int64_t ntasks = nbatch * mparts * nparts;
-    const int64_t t0 = ntasks * ith / nth, t1 = ntasks * (ith + 1) / nth;
-    for (int64_t t = t0; t < t1; t++) {
-        const int64_t np = t % nparts, mp = (t / nparts) % mparts, ib = t / (nparts * mparts);
-        const int64_t i2 = ib % dst->ne[2], i3 = ib / dst->ne[2];
-        const int64_t m_lo = mp * mstep, m_hi = (m_lo + mstep < M) ? m_lo + mstep : M;
-        const int64_t n_lo = np * nstep, n_hi = (n_lo + nstep < N) ? n_lo + nstep : N;
-        mm_task(dst, i2, i3, m_lo, m_hi, n_lo, n_hi, work);
+    const mm_tasks g = mm_tasks_of(dst, gm, gn, MM_NR, MM_MR, ith, nth);
+    for (int64_t t = g.t0; t < g.t1; t++) {
+        const mm_part p = mm_task_part(&g, t);
+        mm_task(dst, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work);
     }
 }
 #endif

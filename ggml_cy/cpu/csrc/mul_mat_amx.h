@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "mul_mat_tr16.h"
 
 #define MMX_NX 128      /* columns of b per packed panel */
 #define MMX_KC 2048     /* K block: a 128 x 2048 bf16 panel of b is 512 KiB (L2) */
@@ -95,31 +96,6 @@ MMX_TARGET static inline void mmx_config(void) {
     _tile_loadconfig(&cfg);
 }
 
-/* 16 x 16 32-bit transpose (r[i] = row i in, column i out). */
-MMX_TARGET static inline void mmx_tr16(__m512i r[16]) {
-    __m512i t[16], u[16];
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-    }
-    for (int g = 0; g < 16; g += 4) {
-        u[g + 0] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
-        u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
-        u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
-        u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
-    }
-    for (int e = 0; e < 4; e++) {
-        const __m512i v0 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0x88);
-        const __m512i w0 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0x88);
-        const __m512i v1 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0xDD);
-        const __m512i w1 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0xDD);
-        r[e] = _mm512_shuffle_i32x4(v0, w0, 0x88);
-        r[8 + e] = _mm512_shuffle_i32x4(v0, w0, 0xDD);
-        r[4 + e] = _mm512_shuffle_i32x4(v1, w1, 0x88);
-        r[12 + e] = _mm512_shuffle_i32x4(v1, w1, 0xDD);
-    }
-}
-
 /* Packs b rows [0, nn) (f32, adjacent along K, row stride ldb bytes) x k [k0, k0 + kb) into
  * bv: for each group of 16 rows, kb32/2 tile rows of 16 dwords (kb32 = kb rounded up to 32;
  * pairs past kb and rows past nn are zero). nn <= MMX_NX. */
@@ -132,19 +108,20 @@ MMX_TARGET static inline void mmx_pack_b(const char * b, int64_t ldb, int64_t nn
             const int64_t left = kb - k;
             const __mmask16 m0 = left >= 16 ? 0xFFFF : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
             const __mmask16 m1 = left >= 32 ? 0xFFFF : left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
-            __m512i r[16];
+            __m512 r[16];   /* bf16 pairs as 32-bit lanes, the type mm_tr16 moves */
             for (int i = 0; i < 16; i++) {
                 if (g + i < nn) {
                     const float * row = (const float *)(b + (g + i) * ldb) + k0 + k;
                     const __m512 lo = _mm512_maskz_loadu_ps(m0, row);
                     const __m512 hi = _mm512_maskz_loadu_ps(m1, row + 16);
-                    r[i] = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);   /* k order: lo then hi */
+                    r[i] = (__m512)_mm512_cvtne2ps_pbh(hi, lo);   /* k order: lo then hi */
                 } else {
-                    r[i] = _mm512_setzero_si512();
+                    r[i] = _mm512_setzero_ps();
                 }
             }
-            mmx_tr16(r);
-            for (int p = 0; p < 16; p++) _mm512_store_si512((__m512i *)(out + (k / 2 + p) * 16), r[p]);
+            mm_tr16(r);
+            for (int p = 0; p < 16; p++)
+                _mm512_store_si512((__m512i *)(out + (k / 2 + p) * 16), _mm512_castps_si512(r[p]));
         }
     }
 }
@@ -169,19 +146,19 @@ static inline void mmx_pad_a(const char * a, int64_t lda, int64_t mm, int64_t k0
  * store (to_dst): rows n < nn, columns m < mm of dst at d (row stride ldd floats);
  * load: the same block of dst into tile 't' through the staging buffer st (1 KiB). */
 MMX_TARGET static inline void mmx_c_out(const float * st, float * d, int64_t ldd, int mm, int nn) {
-    __m512i r[16];
-    for (int i = 0; i < 16; i++) r[i] = _mm512_load_si512((const __m512i *)(st + 16 * i));
-    mmx_tr16(r);
+    __m512 r[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_load_ps(st + 16 * i);
+    mm_tr16(r);
     const __mmask16 mk = mm >= 16 ? 0xFFFF : (__mmask16)((1u << mm) - 1);
-    for (int j = 0; j < nn; j++) _mm512_mask_storeu_ps(d + j * ldd, mk, (__m512)r[j]);
+    for (int j = 0; j < nn; j++) _mm512_mask_storeu_ps(d + j * ldd, mk, r[j]);
 }
 MMX_TARGET static inline void mmx_c_in(float * st, const float * d, int64_t ldd, int mm, int nn) {
-    __m512i r[16];
+    __m512 r[16];
     const __mmask16 mk = mm >= 16 ? 0xFFFF : (__mmask16)((1u << mm) - 1);
     for (int j = 0; j < 16; j++)
-        r[j] = j < nn ? (__m512i)_mm512_maskz_loadu_ps(mk, d + j * ldd) : _mm512_setzero_si512();
-    mmx_tr16(r);
-    for (int i = 0; i < 16; i++) _mm512_store_si512((__m512i *)(st + 16 * i), r[i]);
+        r[j] = j < nn ? _mm512_maskz_loadu_ps(mk, d + j * ldd) : _mm512_setzero_ps();
+    mm_tr16(r);
+    for (int i = 0; i < 16; i++) _mm512_store_ps(st + 16 * i, r[i]);
 }
 
 /* The C tiles of one 32 x 32 block: 0 = (m 0-15, n 0-15), 1 = (m 0-15, n 16-31),

@@ -197,7 +197,7 @@ MM_BF16_FN void mm_bf16_pack_b(const char * b, int64_t nb10, int64_t nb11, int64
 }
 
 /* C[0:rows, 0:cols] (+)= Bpanel . Apanel^T for one 8x32 tile over kp pairs (mm_micro's
- * shape and stores, VDPBF16PS for the FMAs). */
+ * shape and stores (mm_store_tile), VDPBF16PS for the FMAs). */
 MM_BF16_FN void mm_bf16_micro(int64_t kp, const uint32_t * __restrict bp,
                                  const uint32_t * __restrict ap, float * __restrict c,
                                  int64_t ldc, int accumulate, int rows, int cols) {
@@ -224,17 +224,7 @@ MM_BF16_FN void mm_bf16_micro(int64_t kp, const uint32_t * __restrict bp,
     }
     const __m512 acc[MM_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
                                   {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
-    const __mmask16 m0 = mm_bf16_m16(cols), m1 = mm_bf16_m16(cols - 16);
-    for (int i = 0; i < rows; i++) {
-        float * row = c + i * ldc;
-        __m512 v0 = acc[i][0], v1 = acc[i][1];
-        if (accumulate) {
-            v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, row), v0);
-            v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, row + 16), v1);
-        }
-        _mm512_mask_storeu_ps(row, m0, v0);
-        _mm512_mask_storeu_ps(row + 16, m1, v1);
-    }
+    mm_store_tile(&acc, c, ldc, accumulate, rows, cols);
 }
 
 /* The mat-vec: dst[n][m0 .. m0+nr) for n < nn (nn <= MM_GEMV_MAX_N), nr <= 16 rows of a
