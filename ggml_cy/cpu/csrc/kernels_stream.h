@@ -162,6 +162,7 @@ static inline int kern_binary_row(int which, int nt, int esize, int64_t n, char 
 #if KERN_HAVE_BIN_NT
     /* the scalar head and tail dereference the rows as float / double */
     if ((((uintptr_t)d | (uintptr_t)a | (uintptr_t)b) % (uintptr_t)esize) != 0) return 0;
+    if (n <= 0) return 1;                /* nothing to write (b[0] is not read) */
     nt = nt != 0;
     if (esize == 4) KERN_BIN_SWITCH(f32);
     if (esize == 8) KERN_BIN_SWITCH(f64);
