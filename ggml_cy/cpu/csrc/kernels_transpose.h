@@ -38,6 +38,9 @@
 #ifndef KT_PANEL
 #define KT_PANEL 64        /* columns per panel (a multiple of 16) */
 #endif
+#ifndef KT_PF
+#define KT_PF 1            /* prefetch the lines of the row block this many blocks on */
+#endif
 
 static inline int kt_kind(int64_t s0, int64_t s1, int esize) {
     if (s0 == esize) return KT_ROW;
@@ -263,6 +266,20 @@ void kt_block_##S(int which, int nt, int full, int nr, int nc, char * d, int64_t
 KT_BLOCK_FN(ps)
 KT_BLOCK_FN(pd)
 
+/* Prefetch of the lines a row block of a panel (ncols columns) reads: the transposed
+ * source's rows are pages apart and the output's rows too, beyond what the hardware
+ * prefetchers follow; without it a block's misses are all that overlap. */
+static inline void kt_prefetch(int kind, const char * p, int64_t s0, int64_t s1, int L,
+                               int64_t ncols, int esize) {
+    if (kind == KT_TRN) {
+        for (int64_t c = 0; c < ncols; c++) __builtin_prefetch(p + c * s0, 0, 3);
+    } else if (kind == KT_ROW && s1 != 0) {
+        for (int i = 0; i < L; i++)
+            for (int64_t off = 0; off < ncols * esize; off += 64)
+                __builtin_prefetch(p + i * s1 + off, 0, 3);
+    }
+}
+
 /* A partial block (the edges): runtime op and kinds, masked loads and stores. */
 #define KT_EDGE_FN(S)                                                                     \
 static __attribute__((noinline))                                                          \
@@ -287,11 +304,18 @@ void kt_panels_##S(const int WHICH, const int KA, const int KB, int nt, int64_t 
     const int64_t nrf = nr / L * L;                                                       \
     for (int64_t c = c0; c < c1; c += KT_PANEL) {                                         \
         const int64_t ce = c1 - c < KT_PANEL ? c1 : c + KT_PANEL;                         \
-        for (int64_t r = 0; r < nrf; r += L)                                              \
+        for (int64_t r = 0; r < nrf; r += L) {                                            \
+            if (KT_PF && r + (KT_PF + 1) * L <= nrf) {                                    \
+                const int64_t rp = r + KT_PF * L;                                         \
+                kt_prefetch(KA, a + c * sa0 + rp * sa1, sa0, sa1, L, ce - c, es);         \
+                if (WHICH != KT_COPY)                                                     \
+                    kt_prefetch(KB, b + c * sb0 + rp * sb1, sb0, sb1, L, ce - c, es);     \
+            }                                                                             \
             for (int64_t cc = c; cc < ce; cc += L)                                        \
                 kt_block_##S(WHICH, nt, 1, L, L, d + r * sd1 + cc * es, sd1,              \
                              KA, a + cc * sa0 + r * sa1, sa0, sa1,                        \
                              KB, b + cc * sb0 + r * sb1, sb0, sb1);                       \
+        }                                                                                 \
         if (nrf < nr)                                                                     \
             for (int64_t cc = c; cc < ce; cc += L)                                        \
                 kt_edge_##S(WHICH, (int)(nr - nrf), L, d + nrf * sd1 + cc * es, sd1,      \
