@@ -88,7 +88,7 @@ def check(op, f, out, a, b, n_threads, fused_off, expect_tile=None):
 
 
 SHAPES = [(16, 16), (32, 48), (17, 33), (300, 270), (129, 257), (8, 200), (200, 8),
-          (1, 64), (5, 7), (64, 1000)]
+          (1, 64), (5, 7), (64, 1000), (700, 24)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
