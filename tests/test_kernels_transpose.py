@@ -259,9 +259,13 @@ def test_gathered_permute_copy(shape, axes, dtype, n_threads, fused_off, gatheri
     x = values(np.random.default_rng(1), shape, dtype) if np.dtype(dtype).kind == "f" else \
         np.random.default_rng(1).integers(-100, 100, shape).astype(dtype)
     v = x.transpose(axes)
-    for off in (0, 1, 7):
-        out = offset_view(np.zeros(v.shape, dtype), off)
-        flags = K._apply("CONT", out, v, n_threads=n_threads)
+    for off, runs in itertools.product((0, 1, 7), (1, 3, 16)):
+        old = K._set_fused_paths(gather_runs=runs)     # output runs interleaved
+        try:
+            out = offset_view(np.zeros(v.shape, dtype), off)
+            flags = K._apply("CONT", out, v, n_threads=n_threads)
+        finally:
+            K._set_fused_paths(*old)
         assert bits_equal(out, np.ascontiguousarray(v))
         expect_gather(out, v, n_threads)
         out2 = np.empty_like(out)
