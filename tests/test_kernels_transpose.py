@@ -299,3 +299,13 @@ def test_gather_needs_back_to_back_rows(gathering):
     assert not K._plan_info("CONT", out, x.transpose(0, 2, 1, 3))["gather"]
     K._apply("CONT", out, x.transpose(0, 2, 1, 3), n_threads=2)
     assert bits_equal(out, np.ascontiguousarray(x.transpose(0, 2, 1, 3)))
+
+
+def test_gather_only_for_scattered_rows(gathering):
+    # a broadcast add's sources stream by themselves: plain rows there
+    a = np.ones((64, 16, 32), np.float32)
+    out = np.empty_like(a)
+    for b in (np.ones(32, np.float32), np.ones((64, 1, 32), np.float32)):
+        assert not K._plan_info("ADD", out, a, b)["gather"]
+        K._apply("ADD", out, a, b, n_threads=2)
+        assert bits_equal(out, a + b)
