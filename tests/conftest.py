@@ -1,4 +1,4 @@
-"""Shared pytest setup: the `gpu` marker and hypothesis profiles."""
+"""Shared pytest setup: the `gpu` marker, hypothesis profiles and the kernels' tuning hook."""
 import os
 
 import pytest
@@ -30,3 +30,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def kernel_tuning():
+    """Overrides the CPU kernels' size thresholds for one test: call it with
+    ggml_cy.cpu._kernels._set_tuning's keywords; the previous values come back afterwards."""
+    from ggml_cy.cpu import _kernels
+    saved = []
+    yield lambda **kw: saved.append(_kernels._set_tuning(**kw))
+    for old in reversed(saved):
+        _kernels._set_tuning(*old)

@@ -19,12 +19,9 @@ def bits_equal(a, b):
 
 
 @pytest.fixture
-def small_parallel():
+def small_parallel(kernel_tuning):
     """Make tiny arrays take the parallel-region and non-temporal paths."""
-    old = K._set_tuning(par_min=8, par_min_heavy=8, nt_min_bytes=64, nt_min_row_bytes=64,
-                         llc_bytes=0)
-    yield
-    K._set_tuning(*old)
+    kernel_tuning(par_min=8, par_min_heavy=8, nt_min_bytes=64, nt_min_row_bytes=64, llc_bytes=0)
 
 
 # --------------------------------------------------------------------------- tiling

@@ -24,12 +24,9 @@ def bits_equal(a, b):
 
 
 @pytest.fixture
-def streaming():
+def streaming(kernel_tuning):
     """Make small arrays take the streaming-store paths (and the parallel region)."""
-    old = K._set_tuning(par_min=8, par_min_heavy=8, nt_min_bytes=64, nt_min_row_bytes=64,
-                        llc_bytes=0)
-    yield
-    K._set_tuning(*old)
+    kernel_tuning(par_min=8, par_min_heavy=8, nt_min_bytes=64, nt_min_row_bytes=64, llc_bytes=0)
 
 
 @pytest.fixture
@@ -230,12 +227,9 @@ def test_transposed_in_place(fused_off):
 
 # --------------------------------------------------------------------------- gathered rows
 @pytest.fixture
-def gathering():
+def gathering(kernel_tuning):
     """Streaming stores from 64-byte outputs, rows shorter than 512 bytes gathered."""
-    old = K._set_tuning(par_min=8, par_min_heavy=8, nt_min_bytes=64, nt_min_row_bytes=512,
-                        llc_bytes=0)
-    yield
-    K._set_tuning(*old)
+    kernel_tuning(par_min=8, par_min_heavy=8, nt_min_bytes=64, nt_min_row_bytes=512, llc_bytes=0)
 
 
 def expect_gather(out, v, n_threads):

@@ -29,6 +29,7 @@
 
 #include <stdint.h>
 #include "kernels_stream.h"
+#include "mul_mat_tr16.h"
 
 #define KT_COPY 0          /* which: 0 copies operand a; KERN_H16_ADD .. KERN_BIN_MIN */
 #define KT_ROW 0
@@ -51,29 +52,9 @@ static inline int kt_kind(int64_t s0, int64_t s1, int esize) {
 
 #if defined(__AVX512F__)
 #define KERN_HAVE_TILE 1
-/* 16 x 16 float32: r[i] lane j <- r[j] lane i */
+/* 16 x 16 float32: r[i] lane j <- r[j] lane i (mul_mat_tr16.h's body, always inlined here) */
 static inline __attribute__((always_inline)) void kt_tr16_ps(__m512 r[16]) {
-    __m512 t[16], u[16];
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int g = 0; g < 16; g += 4) {
-        u[g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[g]), _mm512_castps_pd(t[g + 2])));
-        u[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[g]), _mm512_castps_pd(t[g + 2])));
-        u[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[g + 1]), _mm512_castps_pd(t[g + 3])));
-        u[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[g + 1]), _mm512_castps_pd(t[g + 3])));
-    }
-    for (int e = 0; e < 4; e++) {
-        const __m512 v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88);
-        const __m512 w0 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88);
-        const __m512 v1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xDD);
-        const __m512 w1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xDD);
-        r[e] = _mm512_shuffle_f32x4(v0, w0, 0x88);
-        r[8 + e] = _mm512_shuffle_f32x4(v0, w0, 0xDD);
-        r[4 + e] = _mm512_shuffle_f32x4(v1, w1, 0x88);
-        r[12 + e] = _mm512_shuffle_f32x4(v1, w1, 0xDD);
-    }
+    MM_TR16_BODY(r);
 }
 /* 8 x 8 float64 */
 static inline __attribute__((always_inline)) void kt_tr8_pd(__m512d r[8]) {
