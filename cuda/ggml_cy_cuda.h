@@ -72,6 +72,9 @@ int ggml_cy_cuda_get_device(int * device);
 /* The library stream (a cudaStream_t as an opaque pointer), created on first use. */
 int ggml_cy_cuda_stream(void ** stream);
 int ggml_cy_cuda_synchronize(void);                    /* waits for the library stream */
+/* Programmatic dependent launch (sm_90+) for the kernels that take it (the Q4_0 mat-vec and
+ * the dequantize kernel): on by default; returns the previous setting (1/0). */
+int ggml_cy_cuda_set_pdl(int enable);
 int ggml_cy_cuda_mem_info(size_t * free_bytes, size_t * total_bytes);
 
 /* --- buffers --- */

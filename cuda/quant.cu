@@ -64,33 +64,71 @@ template <typename D> __device__ __forceinline__ void store8(char * dst, int64_t
     for (int j = 0; j < 8; j++) *(D *)(dst + j * nb0) = convert<D>(v[j]);
 }
 
+// A warp's 32 chunks of eight values are 256 / QK whole blocks, one contiguous span of the
+// source (the coalesced path below). The warp copies the span into shared memory with
+// coalesced loads of the widest unit that the span's size and address allow, then decodes
+// from there. Decoding straight from global memory took two dependent trips to DRAM for the
+// 256-value block types: deq8 reads the scale first (its finite-scale branch), and the
+// nibbles, in other sectors of a 136-210 byte block, were loaded only after that branch.
+template <typename Q> struct warp_span {
+    static constexpr int BYTES = 256 / Q::QK * Q::BYTES;
+    static constexpr int WORDS = (BYTES + 15) / 16 * 4;     // 16-byte multiple
+};
+
+template <typename U, int N>
+__device__ __forceinline__ void span_copy(const char * src, uint32_t * buf, int lane) {
+    constexpr int PER = (N + 31) / 32;
+    U r[PER];
+#pragma unroll
+    for (int k = 0; k < PER; k++) if (lane + 32 * k < N) r[k] = __ldg((const U *)src + lane + 32 * k);
+#pragma unroll
+    for (int k = 0; k < PER; k++) if (lane + 32 * k < N) ((U *)buf)[lane + 32 * k] = r[k];
+}
+
+// src0: the span's first byte (a block boundary); every lane of the warp calls this.
+template <typename Q>
+__device__ __forceinline__ const uint8_t * stage_span(const char * src0, uint32_t * buf, int lane) {
+    constexpr int B = warp_span<Q>::BYTES;
+    const uintptr_t al = (uintptr_t)src0;
+    if (B % 4 == 0 && (al & 3) == 0) span_copy<uint32_t, B / 4>(src0, buf, lane);
+    else if (B % 2 == 0 && (al & 1) == 0) span_copy<unsigned short, B / 2>(src0, buf, lane);
+    else span_copy<unsigned char, B>(src0, buf, lane);
+    __syncwarp();
+    return (const uint8_t *)buf;
+}
+
 template <typename Q, typename D>
 __global__ void __launch_bounds__(BLOCK) k_dequant(deq_args a, uint32_t n_chunks) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    pdl_trigger();
+    pdl_wait();                              // before any global access (see launch_pdl)
     if constexpr (std::is_same_v<D, float>) {
         if (a.coal && !a.ids) {
             // a warp's 32 chunks are 256 consecutive values of one row: stage them in shared
             // memory so that each store instruction writes 512 contiguous bytes
             __shared__ float4 stage[BLOCK / 32][64];
+            __shared__ uint32_t blocks[BLOCK / 32][warp_span<Q>::WORDS];
             if (i >= n_chunks) return;       // whole warps (n_chunks is a multiple of 32)
             constexpr int CPB = Q::QK / 8;
             const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-            const char * src;
+            const char * src0;               // the warp's first block
             float4 * dst;
             if (a.flat) {
                 // packed source and destination: chunk i is block i / CPB, values 8i.. (no
                 // row/dim divisions; the K-quants' decoding leaves the H200 few spare issue slots)
-                src = a.src + (int64_t)(i / CPB) * Q::BYTES;
+                src0 = a.src + (int64_t)((i - lane) / CPB) * Q::BYTES;
                 dst = (float4 *)(a.dst + (int64_t)(i - lane) * 32);
             } else {
                 const uint32_t row = fdiv(i, a.cpr), cc = i - row * a.cpr.d;
                 const uint32_t t = fdiv(row, a.ne1), j1 = row - t * a.ne1.d;
                 const uint32_t j3 = fdiv(t, a.ne2), j2 = t - j3 * a.ne2.d;
-                src = a.src + j1 * a.snb[1] + j2 * a.snb[2] + (int64_t)j3 * a.snb[3] + (int64_t)(cc / CPB) * Q::BYTES;
+                src0 = a.src + j1 * a.snb[1] + j2 * a.snb[2] + (int64_t)j3 * a.snb[3] + (int64_t)((cc - lane) / CPB) * Q::BYTES;
                 dst = (float4 *)(a.dst + j1 * a.dnb[1] + j2 * a.dnb[2] + (int64_t)j3 * a.dnb[3] + (int64_t)(cc - lane) * 32);
             }
+            const uint8_t * span = stage_span<Q>(src0, blocks[w], lane);
             float v[8];
-            Q::deq8((const uint8_t *)src, i % CPB, v);     // rows are whole blocks: i % CPB = cc % CPB
+            // rows are whole blocks and a warp starts at a block: the lane's block is lane / CPB
+            Q::deq8(span + (lane / CPB) * Q::BYTES, lane % CPB, v);
             stage[w][2 * lane] = make_float4(v[0], v[1], v[2], v[3]);
             stage[w][2 * lane + 1] = make_float4(v[4], v[5], v[6], v[7]);
             __syncwarp();
@@ -214,13 +252,13 @@ static int launch_dequant(const ggml_tensor * src, const ggml_tensor * dst, cons
             // (four chunks per thread with 8 stores of 16 bytes per lane, a generic
             // k_dequant_w4, measured slower on an H100: Q4_K 0.79 of the copy against 0.84,
             // device round Q4 of 2026-11-26)
-            k_dequant<Q, D><<<grid, BLOCK, 0, stream>>>(a, (uint32_t)n);
-            st = GGML_CY_CUDA_OK;
+            st = launch_pdl(k_dequant<Q, D>, dim3(grid), dim3(BLOCK), 0, stream, a, (uint32_t)n);
         });
     });
-    if (st != GGML_CY_CUDA_OK) {
+    if (st == GGML_CY_CUDA_ERR_UNSUPPORTED) {
         return fail(st, "%s -> %s has no CUDA kernel", ggml_type_name(src->type), ggml_type_name(dst->type));
     }
+    if (st != GGML_CY_CUDA_OK) return st;
     return check_launch("dequantize kernel launch");
 }
 
@@ -598,6 +636,8 @@ __device__ __forceinline__ void mv_q4_0_q8_cta(const char * __restrict__ a, int6
     float * db = (float *)(mv8_smem + K / 4);     // nb scales
     int * sb = (int *)(db + nb);                  // nb sums of the int8 values
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    pdl_trigger();
+    pdl_wait();                                   // before any global access (see launch_pdl)
     if (warp >= MV8_WARPS) {                      // a b warp
         mv8_quantize_b(b, K, warp - MV8_WARPS, qb, db, sb);
         __syncthreads();
@@ -690,8 +730,10 @@ __global__ void __launch_bounds__(32 * (MV8_WARPS + MV8_BWARPS)) k_mv_q4_0_q8_ba
 
 // Whether k_mv_q4_0_q8 takes this Q4_0 mat-vec: one contiguous, 16-byte aligned f32 column,
 // whole block pairs per row (K % 64), rows at 4-byte aligned addresses, K <= 16384 (its
-// shared memory and registers). Launches it and returns true, or returns false.
-static bool launch_mv_q4_0_q8(const mmq_args & p, const void * a_data, unsigned nbatch, cudaStream_t stream) {
+// shared memory and registers). Launches it (its status in *status) and returns true, or
+// returns false.
+static bool launch_mv_q4_0_q8(const mmq_args & p, const void * a_data, unsigned nbatch, cudaStream_t stream,
+                              int * status) {
     if (p.N != 1 || !p.bvec || p.K % 64 || p.K > 16384 || (uintptr_t)a_data % 4 ||
         p.anb[1] % 4 || p.anb[2] % 4 || p.anb[3] % 4)
         return false;
@@ -699,13 +741,14 @@ static bool launch_mv_q4_0_q8(const mmq_args & p, const void * a_data, unsigned 
     const int np = (p.K + 2047) / 2048;
     auto go = [&](auto kern, auto kern_batched, int rw) {
         const dim3 grid(ceil_div(p.M, MV8_WARPS * rw), nbatch), block(32 * (MV8_WARPS + MV8_BWARPS));
-        if (nbatch == 1) kern<<<grid, block, smem, stream>>>(p.a, p.anb[1], (const float *)p.b, p.d, p.dnb[0], p.M, p.K);
-        else kern_batched<<<grid, block, smem, stream>>>(p);
+        if (nbatch == 1)
+            return launch_pdl(kern, grid, block, smem, stream, p.a, p.anb[1], (const float *)p.b, p.d, p.dnb[0], p.M, p.K);
+        return launch_pdl(kern_batched, grid, block, smem, stream, p);
     };
-    if (np == 1) go(k_mv_q4_0_q8<4, 1>, k_mv_q4_0_q8_batched<4, 1>, 4);
-    else if (np == 2) go(k_mv_q4_0_q8<4, 2>, k_mv_q4_0_q8_batched<4, 2>, 4);
-    else if (np <= 4) go(k_mv_q4_0_q8<2, 4>, k_mv_q4_0_q8_batched<2, 4>, 2);
-    else go(k_mv_q4_0_q8<1, 8>, k_mv_q4_0_q8_batched<1, 8>, 1);
+    if (np == 1) *status = go(k_mv_q4_0_q8<4, 1>, k_mv_q4_0_q8_batched<4, 1>, 4);
+    else if (np == 2) *status = go(k_mv_q4_0_q8<4, 2>, k_mv_q4_0_q8_batched<4, 2>, 4);
+    else if (np <= 4) *status = go(k_mv_q4_0_q8<2, 4>, k_mv_q4_0_q8_batched<2, 4>, 2);
+    else *status = go(k_mv_q4_0_q8<1, 8>, k_mv_q4_0_q8_batched<1, 8>, 1);
     return true;
 }
 
@@ -821,6 +864,7 @@ int mul_mat_q_forward(ggml_tensor * dst, cudaStream_t stream) {
     for (int i = 0; i < 4; i++) { p.anb[i] = a->nb[i]; p.bnb[i] = b->nb[i]; p.dnb[i] = dst->nb[i]; }
     p.bvec = b->nb[0] == 4 && ((uintptr_t)b->data % 16) == 0 && b->nb[1] % 16 == 0 && b->nb[2] % 16 == 0 &&
              b->nb[3] % 16 == 0;
+    int mv_status = GGML_CY_CUDA_OK;       // launch_mv_q4_0_q8's launch (launch_pdl)
     with_qtype(a->type, [&](auto q) {
         using Q = decltype(q);
         if (p.N <= 8) {
@@ -832,10 +876,11 @@ int mul_mat_q_forward(ggml_tensor * dst, cudaStream_t stream) {
             // Q4_0 x1 alternatives measured on an H100 and dropped (commit 02673d0,
             // bench/results/q4mmv_variants-nvidia-h100-80gb-hbm3.json): both steps' loads first
             // 11.0 us, whole rows staged in shared memory by cp.async (4/8/16 rows) 11.0-12.2,
-            // the same with int8 b and dp4a 10.1-13.6, with programmatic dependent launch
-            // 19.6-24.0; this kernel 8.8 us (7.3 with the weights L2-resident).
+            // the same with int8 b and dp4a 10.1-13.6, those staged kernels with programmatic
+            // dependent launch 19.6-24.0 (1024 CTAs, L2 prefetches before the wait); this kernel
+            // 8.8 us (7.3 with the weights L2-resident).
             if constexpr (Q::TYPE == GGML_TYPE_Q4_0) {
-                if (launch_mv_q4_0_q8(p, a->data, (unsigned)nbatch, stream)) {}
+                if (launch_mv_q4_0_q8(p, a->data, (unsigned)nbatch, stream, &mv_status)) {}
                 else if (p.N == 1) k_mmv_q4_0<1, 4><<<grid(4), block, 0, stream>>>(p);
                 else if (p.N == 2) k_mmv_q4_0<2, 2><<<grid(2), block, 0, stream>>>(p);
                 else if (p.N <= 4) k_mmv_q4_0<4, 4><<<grid(4), block, 0, stream>>>(p);
@@ -851,6 +896,7 @@ int mul_mat_q_forward(ggml_tensor * dst, cudaStream_t stream) {
             k_mm_q_wmma<Q><<<grid, 128, 0, stream>>>(p);
         }
     });
+    if (mv_status != GGML_CY_CUDA_OK) return mv_status;
     return check_launch("quantized mul_mat kernel launch");
 }
 

@@ -1,4 +1,5 @@
 // Errors, devices, the library stream, device buffers and their registry, events.
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <unordered_set>
@@ -33,6 +34,9 @@ int check_launch(const char * what) {
     cudaError_t err = cudaGetLastError();
     return err == cudaSuccess ? GGML_CY_CUDA_OK : fail_cuda(err, what);
 }
+
+static std::atomic<bool> g_pdl{true};
+bool pdl_enabled() { return g_pdl.load(std::memory_order_relaxed); }
 
 // ------------------------------------------------------------------ stream / device
 static std::mutex g_mutex;            // guards the stream table and the buffer registry
@@ -214,6 +218,10 @@ int ggml_cy_cuda_stream(void ** stream) {
     GCY_TRY(get_stream(&s));
     *stream = (void *)s;
     return GGML_CY_CUDA_OK;
+}
+
+int ggml_cy_cuda_set_pdl(int enable) {
+    return gcy::g_pdl.exchange(enable != 0) ? 1 : 0;
 }
 
 int ggml_cy_cuda_synchronize(void) {

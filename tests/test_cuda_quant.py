@@ -227,6 +227,41 @@ def test_mul_mat_q4_0_large_matvec():
     assert _nmse(got, b.astype(np.float64) @ w.T) < 5e-4
 
 
+@pytest.mark.parametrize("pdl", [True, False])
+def test_programmatic_launch_chains_see_each_others_writes(pdl):
+    """The dequantize kernel and the Q4_0 x1 mat-vec are launched with programmatic dependent
+    launch: their CTAs may start while the previous kernel still runs. Queued back to back
+    with no synchronization, each must read what the kernel before it wrote (the mat-vec's b,
+    just dequantized into) and must not overwrite what the kernel before it reads (the next
+    dequantize rewrites that b). Results are bitwise those of the same calls one at a time;
+    also with the launch attribute off."""
+    from ggml_cy.cuda import _cuda
+    M = K = 4096
+    raw = _sane_blocks("Q4_0", M, K)
+    W = gcuda.from_blocks(raw, "Q4_0")
+    qs = [_sane_blocks("Q8_0", 1, K) for _ in range(5)]
+    bq = [gcuda.from_blocks(q, "Q8_0") for q in qs]
+    want = []
+    for q in qs:
+        bv = gcuda.asarray(_reference(q, "Q8_0", K))
+        gcuda.synchronize()
+        want.append(gcuda.mul_mat(W, bv).numpy())
+    prev = _cuda._set_pdl(pdl)
+    try:
+        b = gcuda.empty((1, K), np.float32)
+        outs = [gcuda.empty((1, M), np.float32) for _ in range(3 * len(qs))]
+        for r in range(3):
+            for i, q in enumerate(bq):
+                gcuda.dequantize(q, out=b)
+                gcuda.mul_mat(W, b, out=outs[r * len(qs) + i])
+        gcuda.synchronize()
+    finally:
+        _cuda._set_pdl(prev)
+    for r in range(3):
+        for i in range(len(qs)):
+            np.testing.assert_array_equal(_bits(outs[r * len(qs) + i].numpy()), _bits(want[i]))
+
+
 # ------------------------------------------------------------------ get_rows
 @pytest.mark.parametrize("name", ["Q4_0", "Q8_0", "Q4_K", "Q6_K", "IQ4_XS", "IQ2_S", "MXFP4"])
 def test_get_rows_quantized_bitwise(name):

@@ -434,6 +434,12 @@ def graph_capture_enable(bint enable):
     check(ggml_cy_cuda_graph_capture_enable(enable))
 
 
+def _set_pdl(bint enable):
+    """Turn programmatic dependent launch on/off for the kernels that use it (a measurement
+    switch; on by default). Returns the previous setting."""
+    return bool(ggml_cy_cuda_set_pdl(enable))
+
+
 # ------------------------------------------------------------------ DLPack
 cdef extern from *:
     """
