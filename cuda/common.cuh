@@ -208,6 +208,10 @@ __device__ __forceinline__ void pdl_trigger() {
     asm volatile("griddepcontrol.launch_dependents;" :::);
 #endif
 }
+// a hint: bring the 128-byte line holding p into L2 (no data moves into the SM)
+__device__ __forceinline__ void prefetch_l2(const void * p) {
+    asm volatile("prefetch.global.L2 [%0];" :: "l"(p));
+}
 // Whether launch_pdl sets the attribute (ggml_cy_cuda_set_pdl; on by default).
 bool pdl_enabled();
 // Launches kernel<<<grid, block, smem, stream>>>(args...) with programmatic serialization

@@ -637,6 +637,21 @@ __device__ __forceinline__ void mv_q4_0_q8_cta(const char * __restrict__ a, int6
     int * sb = (int *)(db + nb);                  // nb sums of the int8 values
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     pdl_trigger();
+    if (warp < MV8_WARPS) {
+        // Before the wait, while the previous kernel may still run: ask L2 for this warp's
+        // weight rows. The loads after the wait then find them there. An L2 prefetch reads
+        // nothing into the SM and L2 is where every SM's writes meet, so a line the previous
+        // kernel writes afterwards is simply updated there: no load below can see old data.
+        const int rows_bytes = nb * (int)sizeof(block_q4_0);
+        const int r0 = blockIdx.x * (MV8_WARPS * RW) + warp * RW;
+#pragma unroll
+        for (int r = 0; r < RW; r++) {
+            if (r0 + r >= M) break;
+            const char * ar = a + (int64_t)(r0 + r) * astr;
+            for (int off = lane * 128; off < rows_bytes; off += 32 * 128) prefetch_l2(ar + off);
+            if (lane == 31) prefetch_l2(ar + rows_bytes - 1);    // a row's last, partial line
+        }
+    }
     pdl_wait();                                   // before any global access (see launch_pdl)
     if (warp >= MV8_WARPS) {                      // a b warp
         mv8_quantize_b(b, K, warp - MV8_WARPS, qb, db, sb);
