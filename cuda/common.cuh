@@ -212,8 +212,27 @@ __device__ __forceinline__ void pdl_trigger() {
 __device__ __forceinline__ void prefetch_l2(const void * p) {
     asm volatile("prefetch.global.L2 [%0];" :: "l"(p));
 }
+// a hint: bring bytes [p, p + n) into L2 (sm_90: the 16-byte aligned middle through the bulk
+// copy unit, one instruction; the partial lines at either end, and older GPUs, line by line)
+__device__ __forceinline__ void prefetch_l2_range(const char * p, int n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const uintptr_t s = (uintptr_t)p, e = s + (uintptr_t)n;
+    const uintptr_t s16 = (s + 15) & ~(uintptr_t)15, e16 = e & ~(uintptr_t)15;
+    if (e16 > s16) {
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(s16), "r"((uint32_t)(e16 - s16)) : "memory");
+        if (s16 != s) prefetch_l2(p);
+        if (e16 != e) prefetch_l2(p + n - 1);
+        return;
+    }
+#endif
+    for (int off = 0; off < n; off += 128) prefetch_l2(p + off);
+    if (n > 0) prefetch_l2(p + n - 1);
+}
 // Whether launch_pdl sets the attribute (ggml_cy_cuda_set_pdl; on by default).
 bool pdl_enabled();
+// How the Q4_0 x1 mat-vec prefetches its weights before its PDL wait: 0 not, 1 line by line,
+// 2 bulk (ggml_cy_cuda_set_mv_prefetch, a measurement switch).
+int mv_prefetch_kind();
 // Launches kernel<<<grid, block, smem, stream>>>(args...) with programmatic serialization
 // (when enabled); returns the launch's status like check_launch.
 template <typename... P, typename... A>

@@ -629,7 +629,7 @@ __device__ __forceinline__ void mv8_quantize_b(const float * b, int K, int bw, i
 // took 8.2 us instead of 7.15 (H100, tools/device/q4mv_probe.py, same weights).
 template <int RW, int NP>
 __device__ __forceinline__ void mv_q4_0_q8_cta(const char * __restrict__ a, int64_t astr, const float * __restrict__ b,
-                                               char * __restrict__ d, int64_t dstr, int M, int K) {
+                                               char * __restrict__ d, int64_t dstr, int M, int K, int pf) {
     extern __shared__ int mv8_smem[];
     const int nb = K / 32;
     int * qb = mv8_smem;                          // K / 4 words: b as int8
@@ -637,11 +637,12 @@ __device__ __forceinline__ void mv_q4_0_q8_cta(const char * __restrict__ a, int6
     int * sb = (int *)(db + nb);                  // nb sums of the int8 values
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     pdl_trigger();
-    if (warp < MV8_WARPS) {
-        // Before the wait, while the previous kernel may still run: ask L2 for this warp's
-        // weight rows. The loads after the wait then find them there. An L2 prefetch reads
-        // nothing into the SM and L2 is where every SM's writes meet, so a line the previous
-        // kernel writes afterwards is simply updated there: no load below can see old data.
+    // Before the wait, while the previous kernel may still run: ask L2 for the CTA's weight
+    // rows (pf 1: line by line from the weight warps; pf 2: one bulk prefetch per row through
+    // the copy engine). The loads after the wait then find them there. An L2 prefetch reads
+    // nothing into the SM and L2 is where every SM's writes meet, so a line the previous
+    // kernel writes afterwards is simply updated there: no load below can see old data.
+    if (pf == 1 && warp < MV8_WARPS) {
         const int rows_bytes = nb * (int)sizeof(block_q4_0);
         const int r0 = blockIdx.x * (MV8_WARPS * RW) + warp * RW;
 #pragma unroll
@@ -651,6 +652,9 @@ __device__ __forceinline__ void mv_q4_0_q8_cta(const char * __restrict__ a, int6
             for (int off = lane * 128; off < rows_bytes; off += 32 * 128) prefetch_l2(ar + off);
             if (lane == 31) prefetch_l2(ar + rows_bytes - 1);    // a row's last, partial line
         }
+    } else if (pf == 2 && tid < MV8_WARPS * RW) {
+        const int row = blockIdx.x * (MV8_WARPS * RW) + tid;
+        if (row < M) prefetch_l2_range(a + (int64_t)row * astr, nb * (int)sizeof(block_q4_0));
     }
     pdl_wait();                                   // before any global access (see launch_pdl)
     if (warp >= MV8_WARPS) {                      // a b warp
@@ -729,18 +733,18 @@ __device__ __forceinline__ void mv_q4_0_q8_cta(const char * __restrict__ a, int6
 // one matrix: the launch's arguments are the CTA's
 template <int RW, int NP>
 __global__ void __launch_bounds__(32 * (MV8_WARPS + MV8_BWARPS))
-k_mv_q4_0_q8(const char * a, int64_t astr, const float * b, char * d, int64_t dstr, int M, int K) {
-    mv_q4_0_q8_cta<RW, NP>(a, astr, b, d, dstr, M, K);
+k_mv_q4_0_q8(const char * a, int64_t astr, const float * b, char * d, int64_t dstr, int M, int K, int pf) {
+    mv_q4_0_q8_cta<RW, NP>(a, astr, b, d, dstr, M, K, pf);
 }
 
 // batches (blockIdx.y): a's batch dims broadcast over b's as ggml does
 template <int RW, int NP>
-__global__ void __launch_bounds__(32 * (MV8_WARPS + MV8_BWARPS)) k_mv_q4_0_q8_batched(mmq_args p) {
+__global__ void __launch_bounds__(32 * (MV8_WARPS + MV8_BWARPS)) k_mv_q4_0_q8_batched(mmq_args p, int pf) {
     const int z = blockIdx.y;
     const int i12 = z % p.ne12, i13 = z / p.ne12;
     mv_q4_0_q8_cta<RW, NP>(p.a + (int64_t)(i12 / p.r2) * p.anb[2] + (int64_t)(i13 / p.r3) * p.anb[3], p.anb[1],
                            (const float *)(p.b + (int64_t)i12 * p.bnb[2] + (int64_t)i13 * p.bnb[3]),
-                           p.d + (int64_t)i12 * p.dnb[2] + (int64_t)i13 * p.dnb[3], p.dnb[0], p.M, p.K);
+                           p.d + (int64_t)i12 * p.dnb[2] + (int64_t)i13 * p.dnb[3], p.dnb[0], p.M, p.K, pf);
 }
 
 // Whether k_mv_q4_0_q8 takes this Q4_0 mat-vec: one contiguous, 16-byte aligned f32 column,
@@ -756,9 +760,11 @@ static bool launch_mv_q4_0_q8(const mmq_args & p, const void * a_data, unsigned 
     const int np = (p.K + 2047) / 2048;
     auto go = [&](auto kern, auto kern_batched, int rw) {
         const dim3 grid(ceil_div(p.M, MV8_WARPS * rw), nbatch), block(32 * (MV8_WARPS + MV8_BWARPS));
+        const int pf = pdl_enabled() ? mv_prefetch_kind() : 0;   // a prefetch needs an early start
         if (nbatch == 1)
-            return launch_pdl(kern, grid, block, smem, stream, p.a, p.anb[1], (const float *)p.b, p.d, p.dnb[0], p.M, p.K);
-        return launch_pdl(kern_batched, grid, block, smem, stream, p);
+            return launch_pdl(kern, grid, block, smem, stream, p.a, p.anb[1], (const float *)p.b, p.d, p.dnb[0], p.M,
+                              p.K, pf);
+        return launch_pdl(kern_batched, grid, block, smem, stream, p, pf);
     };
     if (np == 1) *status = go(k_mv_q4_0_q8<4, 1>, k_mv_q4_0_q8_batched<4, 1>, 4);
     else if (np == 2) *status = go(k_mv_q4_0_q8<4, 2>, k_mv_q4_0_q8_batched<4, 2>, 4);

@@ -37,6 +37,8 @@ int check_launch(const char * what) {
 
 static std::atomic<bool> g_pdl{true};
 bool pdl_enabled() { return g_pdl.load(std::memory_order_relaxed); }
+static std::atomic<int> g_mv_prefetch{2};
+int mv_prefetch_kind() { return g_mv_prefetch.load(std::memory_order_relaxed); }
 
 // ------------------------------------------------------------------ stream / device
 static std::mutex g_mutex;            // guards the stream table and the buffer registry
@@ -222,6 +224,10 @@ int ggml_cy_cuda_stream(void ** stream) {
 
 int ggml_cy_cuda_set_pdl(int enable) {
     return gcy::g_pdl.exchange(enable != 0) ? 1 : 0;
+}
+
+int ggml_cy_cuda_set_mv_prefetch(int kind) {
+    return gcy::g_mv_prefetch.exchange(kind < 0 ? 0 : kind > 2 ? 2 : kind);
 }
 
 int ggml_cy_cuda_synchronize(void) {

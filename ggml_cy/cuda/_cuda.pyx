@@ -440,6 +440,12 @@ def _set_pdl(bint enable):
     return bool(ggml_cy_cuda_set_pdl(enable))
 
 
+def _set_mv_prefetch(int kind):
+    """How the Q4_0 x1 mat-vec asks L2 for its weight rows before its PDL wait: 0 not, 1 line
+    by line, 2 bulk (the default). A measurement switch; returns the previous kind."""
+    return ggml_cy_cuda_set_mv_prefetch(kind)
+
+
 # ------------------------------------------------------------------ DLPack
 cdef extern from *:
     """

@@ -15,6 +15,30 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 from bench import _harness, _libs, gpu  # noqa: E402
 
 
+def mixed_case(env):
+    """The Q4_0 x1 mat-vec behind a kernel without PDL each time (a float32 -> float16 copy of
+    4096 values, as a model's norm or cast would be): the time of the pair."""
+    import numpy as np
+    gc, gcuda = env["gc"], env["gcuda"]
+    M = K = 4096
+
+    def setup():
+        t = gc.GGMLType["Q4_0"]
+        q_bytes = M * K // t.blck_size * t.type_size
+        k = gpu._rotation(q_bytes, env["l2"], False)
+        ws = [gcuda.from_blocks(gpu._quant_blocks(gc, "Q4_0", M, K, 100 + i), "Q4_0") for i in range(k)]
+        x = gcuda.asarray(np.random.default_rng(5).standard_normal((1, K)).astype(np.float32))
+        h = gcuda.empty((1, K), np.float16)
+        outs = [gcuda.empty((1, M), np.float32) for _ in range(k)]
+
+        def pair(i):
+            gcuda.copyto(h, x)
+            return gcuda.mul_mat(ws[i % k], x, out=outs[i % k])
+        return _harness.Setup({}, nbytes=q_bytes, reference=None, notes=[]), {"ggml_cy": pair}
+
+    return _harness.Case("Q4_0 x1 mat-vec after a f32->f16 copy (pair)", setup, group="quant")
+
+
 def main(argv):
     rounds = int(argv[0]) if argv else 2
     gc, _ = _libs.load_ggml_cy()
@@ -25,17 +49,22 @@ def main(argv):
     opts = _harness.Options.make(1)
     env = {"gc": gc, "gcuda": gcuda, "torch": torch, "opts": opts, "l2": info["l2_cache_bytes"]}
     timer = gpu.EventTimer(torch, gcuda)
-    cases = [c for c in gpu.quant_cases(env) if c.name.startswith("dequantize")
-             or c.name.startswith("mul_mat Q4_0 4096x4096 x1 ")]
+    deq = [c for c in gpu.quant_cases(env) if c.name.startswith("dequantize")]
+    mv = [c for c in gpu.quant_cases(env) if c.name.startswith("mul_mat Q4_0 4096x4096 x1 ")]
+    mixed = mixed_case(env)
+    # (pdl, mat-vec prefetch kind): the dequantize rows only need PDL on/off
+    modes = [(1, 2), (1, 1), (1, 0), (0, 0)]
     out = {"device": info["name"], "copy_GBps": [], "rows": {}}
     for r in range(rounds):
         ceil = gpu.measure_events(gpu._ceiling_case(env), opts, timer)
         out["copy_GBps"].append(ceil.gbps("ggml_cy"))
-        for pdl in ((True, False) if r % 2 == 0 else (False, True)):
+        for pdl, pf in (modes if r % 2 == 0 else modes[::-1]):
             _cuda._set_pdl(pdl)
-            for case in cases:
+            _cuda._set_mv_prefetch(pf)
+            for case in (deq if pf == 0 else []) + mv + [mixed]:
                 res = gpu.measure_events(case, opts, timer)
-                row = out["rows"].setdefault(f"{case.name} | pdl={int(pdl)}", {"us": [], "torch_us": []})
+                key = f"{case.name} | pdl={pdl}" + (f" pf={pf}" if case in mv or case is mixed else "")
+                row = out["rows"].setdefault(key, {"us": [], "torch_us": []})
                 if res.errors or res.skipped or res.mismatches:
                     row.setdefault("problems", []).append([res.errors, res.skipped, res.mismatches])
                     continue
@@ -44,6 +73,7 @@ def main(argv):
                 if "torch" in res.timings:
                     row["torch_us"].append(res.time("torch") * 1e6)
     _cuda._set_pdl(True)
+    _cuda._set_mv_prefetch(2)
     copy = statistics.median(out["copy_GBps"])
     print(f"device {info['name']}: d2d copy {copy:.0f} GB/s (rounds: "
           f"{', '.join(f'{g:.0f}' for g in out['copy_GBps'])})")
