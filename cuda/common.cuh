@@ -233,6 +233,15 @@ bool pdl_enabled();
 // How the Q4_0 x1 mat-vec prefetches its weights before its PDL wait: 0 not, 1 line by line,
 // 2 bulk (ggml_cy_cuda_set_mv_prefetch, a measurement switch).
 int mv_prefetch_kind();
+// Whether the op being launched follows a launch_pdl kernel on the library stream (which
+// lets its successor start early): only then can work placed before a PDL wait overlap the
+// previous kernel (behind any other kernel the mat-vec's prefetch measured a cost, not a
+// gain). A performance hint, never a correctness one: launch_node takes the flag for its op
+// (pdl_op_begin), launch_pdl sets it, stream copies and fills clear it (pdl_note_other).
+void pdl_op_begin();
+bool pdl_follows();
+void pdl_note_launch();
+void pdl_note_other();
 // Launches kernel<<<grid, block, smem, stream>>>(args...) with programmatic serialization
 // (when enabled); returns the launch's status like check_launch.
 template <typename... P, typename... A>
@@ -250,6 +259,7 @@ static inline int launch_pdl(void (*kernel)(P...), dim3 grid, dim3 block, size_t
     cfg.numAttrs = pdl_enabled() ? 1 : 0;
     const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
     if (err != cudaSuccess) { cudaGetLastError(); return fail_cuda(err, "kernel launch"); }
+    if (cfg.numAttrs) pdl_note_launch();
     return GGML_CY_CUDA_OK;
 }
 

@@ -117,6 +117,7 @@ static int validate_node(ggml_tensor * dst) {
 static int launch_node(ggml_tensor * dst, cudaStream_t stream) {
     const int op = dst->op;
     if (op_is_view(op)) return GGML_CY_CUDA_OK;
+    pdl_op_begin();
     if (op_is_binary(op)) return binary_forward(dst, stream);
     if (op_is_unary(op)) return unary_forward(dst, stream);
     if (op_is_reduce(op)) return reduce_forward(dst, stream);
@@ -265,6 +266,7 @@ int ggml_cy_cuda_binary_scaled_i8(ggml_tensor * dst, float s0, float s1, float s
     GCY_TRY(check_tensor_memory(dst->src[1], "src1"));
     cudaStream_t stream;
     GCY_TRY(get_stream(&stream));
+    pdl_op_begin();
     return binary_scaled_i8(dst, s0, s1, s_out, stream);
 }
 

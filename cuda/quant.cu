@@ -760,7 +760,8 @@ static bool launch_mv_q4_0_q8(const mmq_args & p, const void * a_data, unsigned 
     const int np = (p.K + 2047) / 2048;
     auto go = [&](auto kern, auto kern_batched, int rw) {
         const dim3 grid(ceil_div(p.M, MV8_WARPS * rw), nbatch), block(32 * (MV8_WARPS + MV8_BWARPS));
-        const int pf = pdl_enabled() ? mv_prefetch_kind() : 0;   // a prefetch needs an early start
+        // the prefetch pays only when this kernel starts early: behind a launch_pdl kernel
+        const int pf = pdl_enabled() && pdl_follows() ? mv_prefetch_kind() : 0;
         if (nbatch == 1)
             return launch_pdl(kern, grid, block, smem, stream, p.a, p.anb[1], (const float *)p.b, p.d, p.dnb[0], p.M,
                               p.K, pf);

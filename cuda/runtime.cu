@@ -39,6 +39,13 @@ static std::atomic<bool> g_pdl{true};
 bool pdl_enabled() { return g_pdl.load(std::memory_order_relaxed); }
 static std::atomic<int> g_mv_prefetch{2};
 int mv_prefetch_kind() { return g_mv_prefetch.load(std::memory_order_relaxed); }
+// one flag for the process (not per device or stream): a wrong guess costs a prefetch
+static std::atomic<bool> g_last_pdl{false};
+static thread_local bool t_follows_pdl = false;
+void pdl_op_begin() { t_follows_pdl = g_last_pdl.exchange(false, std::memory_order_relaxed); }
+bool pdl_follows() { return t_follows_pdl; }
+void pdl_note_launch() { g_last_pdl.store(true, std::memory_order_relaxed); }
+void pdl_note_other() { g_last_pdl.store(false, std::memory_order_relaxed); }
 
 // ------------------------------------------------------------------ stream / device
 static std::mutex g_mutex;            // guards the stream table and the buffer registry
@@ -412,6 +419,7 @@ int ggml_cy_cuda_buffer_memset(ggml_cy_cuda_buffer * buf, size_t offset, int val
     GCY_TRY(check_range(buf, offset, size, &dev));
     cudaStream_t s;
     GCY_TRY(get_stream(&s));
+    gcy::pdl_note_other();
     GCY_CUDA(cudaMemsetAsync(dev, value, size, s), "cudaMemsetAsync");
     return GGML_CY_CUDA_OK;
 }
@@ -421,6 +429,7 @@ int ggml_cy_cuda_buffer_set(ggml_cy_cuda_buffer * buf, size_t offset, const void
     GCY_TRY(check_range(buf, offset, size, &dev));
     cudaStream_t s;
     GCY_TRY(get_stream(&s));
+    gcy::pdl_note_other();
     GCY_CUDA(cudaMemcpyAsync(dev, host, size, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync host->device");
     // pageable host memory may be reused by the caller as soon as we return
     GCY_CUDA(cudaStreamSynchronize(s), "cudaStreamSynchronize after host->device copy");
@@ -432,6 +441,7 @@ int ggml_cy_cuda_buffer_get(ggml_cy_cuda_buffer * buf, size_t offset, void * hos
     GCY_TRY(check_range(buf, offset, size, &dev));
     cudaStream_t s;
     GCY_TRY(get_stream(&s));
+    gcy::pdl_note_other();
     GCY_CUDA(cudaMemcpyAsync(host, dev, size, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync device->host");
     GCY_CUDA(cudaStreamSynchronize(s), "cudaStreamSynchronize after device->host copy");
     return GGML_CY_CUDA_OK;

@@ -53,7 +53,7 @@ def main(argv):
     mv = [c for c in gpu.quant_cases(env) if c.name.startswith("mul_mat Q4_0 4096x4096 x1 ")]
     mixed = mixed_case(env)
     # (pdl, mat-vec prefetch kind): the dequantize rows only need PDL on/off
-    modes = [(1, 2), (1, 1), (1, 0), (0, 0)]
+    modes = [(1, 2), (1, 0), (0, 0)]
     out = {"device": info["name"], "copy_GBps": [], "rows": {}}
     for r in range(rounds):
         ceil = gpu.measure_events(gpu._ceiling_case(env), opts, timer)
