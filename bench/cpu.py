@@ -257,6 +257,11 @@ def build_cases(env, opts):
                    opts.smoke, targets=bcast),
         shape_case(env, "(8,512,4096)+(512,4096)", (8, 512, 4096), (512, 4096), opts.smoke,
                    targets=bcast),
+        # short rows (issue 14): one row-function call per 16-value row cost more than the
+        # row's data before the packed runs (run_rows_srun)
+        shape_case(env, "(1048576,16)+(16,)", (1048576, 16), (16,), opts.smoke, targets=bcast),
+        shape_case(env, "(1048576,16)+(1048576,1)", (1048576, 16), (1048576, 1), opts.smoke,
+                   targets=bcast),
         shape_case(env, "a.T+b (4096,4096)", (4096, 4096), (4096, 4096), opts.smoke,
                    transpose_a=True, targets=[Target("np>=10", "vs_numpy", 10.0)]),
         permute_case(env, opts.smoke, allocate=False),
