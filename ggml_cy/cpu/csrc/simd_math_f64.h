@@ -529,13 +529,13 @@ static inline sm_vd sm_sigsilu_d(sm_vd x, int silu) {
     sm_vd pl = ((1.0 - ph) + em) + eml;
     sm_vd e = sm_ldexp_d(ph, n);                          /* e^-|x|, maybe subnormal */
     sm_vd d = 1.0 + e;
-    sm_vd dl = ((1.0 - d) + e) + sm_ldexp_d(pl, n);
     sm_vd inv = 1.0 / d;
     sm_vl neg = ix < 0;
     sm_vd xs = silu ? sm_seld(ia > 0x7fefffffffffffffLL, sm_bcd(1.0), x) : sm_bcd(1.0);
     /* numerator: x >= 0: xs; x < 0: xs (ph + pl) (times 2^n at the end) */
     sm_vd nh = sm_seld(neg, xs * ph, xs);
 #if defined(__FMA__)
+    sm_vd dl = ((1.0 - d) + e) + sm_ldexp_d(pl, n);      /* (only the FMA form uses it) */
     sm_vd nl = sm_seld(neg, sm_fmsd(xs, ph, nh) + xs * pl, sm_bcd(0.0));
     sm_vd qh = nh * inv;
     /* residual of nh / d, in the unscaled frame for x < 0 (d is near 1 there) */
