@@ -230,9 +230,9 @@ __device__ __forceinline__ void prefetch_l2_range(const char * p, int n) {
 }
 // Whether launch_pdl sets the attribute (ggml_cy_cuda_set_pdl; on by default).
 bool pdl_enabled();
-// How the Q4_0 x1 mat-vec prefetches its weights before its PDL wait: 0 not, 1 line by line,
-// 2 bulk (ggml_cy_cuda_set_mv_prefetch, a measurement switch).
-int mv_prefetch_kind();
+// Whether the Q4_0 x1 mat-vec prefetches its weights before its PDL wait
+// (ggml_cy_cuda_set_mv_prefetch, a measurement switch; on by default).
+bool mv_prefetch_enabled();
 // Whether the op being launched follows a launch_pdl kernel on the library stream (which
 // lets its successor start early): only then can work placed before a PDL wait overlap the
 // previous kernel (behind any other kernel the mat-vec's prefetch measured a cost, not a

@@ -75,9 +75,9 @@ int ggml_cy_cuda_synchronize(void);                    /* waits for the library 
 /* Programmatic dependent launch (sm_90+) for the kernels that take it (the Q4_0 mat-vec and
  * the dequantize kernel): on by default; returns the previous setting (1/0). */
 int ggml_cy_cuda_set_pdl(int enable);
-/* How the Q4_0 x1 mat-vec asks L2 for its weights before its PDL wait (with PDL on): 0 not,
- * 1 line by line, 2 bulk (default); returns the previous kind. A measurement switch. */
-int ggml_cy_cuda_set_mv_prefetch(int kind);
+/* Whether the Q4_0 x1 mat-vec asks L2 for its weights before its PDL wait (with PDL on, behind
+ * a PDL kernel): on by default; returns the previous setting (1/0). A measurement switch. */
+int ggml_cy_cuda_set_mv_prefetch(int enable);
 int ggml_cy_cuda_mem_info(size_t * free_bytes, size_t * total_bytes);
 
 /* --- buffers --- */

@@ -637,22 +637,13 @@ __device__ __forceinline__ void mv_q4_0_q8_cta(const char * __restrict__ a, int6
     int * sb = (int *)(db + nb);                  // nb sums of the int8 values
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     pdl_trigger();
-    // Before the wait, while the previous kernel may still run: ask L2 for the CTA's weight
-    // rows (pf 1: line by line from the weight warps; pf 2: one bulk prefetch per row through
-    // the copy engine). The loads after the wait then find them there. An L2 prefetch reads
-    // nothing into the SM and L2 is where every SM's writes meet, so a line the previous
-    // kernel writes afterwards is simply updated there: no load below can see old data.
-    if (pf == 1 && warp < MV8_WARPS) {
-        const int rows_bytes = nb * (int)sizeof(block_q4_0);
-        const int r0 = blockIdx.x * (MV8_WARPS * RW) + warp * RW;
-#pragma unroll
-        for (int r = 0; r < RW; r++) {
-            if (r0 + r >= M) break;
-            const char * ar = a + (int64_t)(r0 + r) * astr;
-            for (int off = lane * 128; off < rows_bytes; off += 32 * 128) prefetch_l2(ar + off);
-            if (lane == 31) prefetch_l2(ar + rows_bytes - 1);    // a row's last, partial line
-        }
-    } else if (pf == 2 && tid < MV8_WARPS * RW) {
+    // Before the wait, while the previous kernel may still run (pf): ask L2 for the CTA's
+    // weight rows, one bulk prefetch per row through the copy engine (line-by-line prefetches
+    // from the weight warps measured no faster and cost more behind other kernels). The loads
+    // after the wait then find them there. An L2 prefetch reads nothing into the SM and L2 is
+    // where every SM's writes meet, so a line the previous kernel writes afterwards is simply
+    // updated there: no load below can see old data.
+    if (pf && tid < MV8_WARPS * RW) {
         const int row = blockIdx.x * (MV8_WARPS * RW) + tid;
         if (row < M) prefetch_l2_range(a + (int64_t)row * astr, nb * (int)sizeof(block_q4_0));
     }
@@ -761,7 +752,7 @@ static bool launch_mv_q4_0_q8(const mmq_args & p, const void * a_data, unsigned 
     auto go = [&](auto kern, auto kern_batched, int rw) {
         const dim3 grid(ceil_div(p.M, MV8_WARPS * rw), nbatch), block(32 * (MV8_WARPS + MV8_BWARPS));
         // the prefetch pays only when this kernel starts early: behind a launch_pdl kernel
-        const int pf = pdl_enabled() && pdl_follows() ? mv_prefetch_kind() : 0;
+        const int pf = pdl_enabled() && pdl_follows() && mv_prefetch_enabled();
         if (nbatch == 1)
             return launch_pdl(kern, grid, block, smem, stream, p.a, p.anb[1], (const float *)p.b, p.d, p.dnb[0], p.M,
                               p.K, pf);

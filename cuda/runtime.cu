@@ -37,8 +37,8 @@ int check_launch(const char * what) {
 
 static std::atomic<bool> g_pdl{true};
 bool pdl_enabled() { return g_pdl.load(std::memory_order_relaxed); }
-static std::atomic<int> g_mv_prefetch{2};
-int mv_prefetch_kind() { return g_mv_prefetch.load(std::memory_order_relaxed); }
+static std::atomic<bool> g_mv_prefetch{true};
+bool mv_prefetch_enabled() { return g_mv_prefetch.load(std::memory_order_relaxed); }
 // one flag for the process (not per device or stream): a wrong guess costs a prefetch
 static std::atomic<bool> g_last_pdl{false};
 static thread_local bool t_follows_pdl = false;
@@ -233,8 +233,8 @@ int ggml_cy_cuda_set_pdl(int enable) {
     return gcy::g_pdl.exchange(enable != 0) ? 1 : 0;
 }
 
-int ggml_cy_cuda_set_mv_prefetch(int kind) {
-    return gcy::g_mv_prefetch.exchange(kind < 0 ? 0 : kind > 2 ? 2 : kind);
+int ggml_cy_cuda_set_mv_prefetch(int enable) {
+    return gcy::g_mv_prefetch.exchange(enable != 0) ? 1 : 0;
 }
 
 int ggml_cy_cuda_synchronize(void) {

@@ -79,7 +79,7 @@ cdef extern from "ggml_cy_cuda.h" nogil:
     int ggml_cy_cuda_graph_cache_clear()
     int ggml_cy_cuda_graph_capture_enable(int enable)
     int ggml_cy_cuda_set_pdl(int enable)
-    int ggml_cy_cuda_set_mv_prefetch(int kind)
+    int ggml_cy_cuda_set_mv_prefetch(int enable)
 
 
 # A device allocation (or a registered foreign region, for DLPack imports).

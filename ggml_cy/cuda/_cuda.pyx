@@ -440,10 +440,10 @@ def _set_pdl(bint enable):
     return bool(ggml_cy_cuda_set_pdl(enable))
 
 
-def _set_mv_prefetch(int kind):
-    """How the Q4_0 x1 mat-vec asks L2 for its weight rows before its PDL wait: 0 not, 1 line
-    by line, 2 bulk (the default). A measurement switch; returns the previous kind."""
-    return ggml_cy_cuda_set_mv_prefetch(kind)
+def _set_mv_prefetch(bint enable):
+    """Whether the Q4_0 x1 mat-vec asks L2 for its weight rows before its PDL wait (on by
+    default). A measurement switch; returns the previous setting."""
+    return bool(ggml_cy_cuda_set_mv_prefetch(enable))
 
 
 # ------------------------------------------------------------------ DLPack
