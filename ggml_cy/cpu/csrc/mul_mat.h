@@ -551,7 +551,7 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
 }
 
 #if defined(MM_AVX512)
-/* (mvf32) The mat-vec for F32/F16 rows whose 16 rows share L1 sets. mm_gemv_block reads
+/* (mvf32) The mat-vec for F32 rows whose 16 rows share L1 sets (F16: mvf16 below). mm_gemv_block reads
  * the 16 rows of a group at the same k: when the row stride is a multiple of 4 KiB (K = 4096
  * f32 or f16, and every K a multiple of 1024 f32 / 2048 f16), those 16 lines all fall in one
  * set of the 8-way L1, the lines the hardware brings in ahead evict one another, and the VM
@@ -627,6 +627,124 @@ static inline __attribute__((always_inline)) void mm_gemv_block_skew(
 }
 #endif
 
+#if defined(MM_AVX512)
+/* (mvf16) The mat-vec for F16 rows, 32 elements of K per step. mm_gemv_block_skew widens
+ * 16 rows' halves to f32 first and transposes 16 x 16 floats (64 shuffles per 256 products);
+ * that left the VM's f16 mat-vec compute-bound (4096 x 4096: 2.2 ms on one thread against
+ * torch's 1.46, which reads at the DRAM rate). Here the halves are transposed as 16-bit words
+ * before widening: rows 0..7 and rows 8..15 each go through three unpack stages (each 128-bit
+ * lane then holds 8 rows at one k), and one two-source qword permute joins the two groups'
+ * lanes for a k into the 16 halves that one VCVTPH2PS widens: 40 shuffles per 256 products.
+ * Each row is read a whole 64-byte line per step, so the 16 rows' lines, though they share
+ * an L1 set (rows 4 KiB apart), are consumed as they arrive: the read-ahead ring of the f32
+ * form measured slower here (VM, 4096 x 4096: 1.06 -> 0.89 ms at 2 threads without the ring,
+ * 1.0 with it; bench/csrc/mm_tune.c). The FMA chain is mm_gemv_block's, k in order per K
+ * block: the same bits as every other path. Needs MM_KC % 32 == 0. */
+/* 8 rows' 32 halves each (z[i]: row i, elements 0..31) to c[j]: 128-bit lane L holds the
+ * 8 rows' element 8L + j, row 0 first (three unpack stages: words, dwords, qwords). */
+static inline __attribute__((always_inline)) void mm_tr8x16_epi16(const __m512i * z, __m512i * c) {
+    const __m512i l01 = _mm512_unpacklo_epi16(z[0], z[1]), h01 = _mm512_unpackhi_epi16(z[0], z[1]);
+    const __m512i l23 = _mm512_unpacklo_epi16(z[2], z[3]), h23 = _mm512_unpackhi_epi16(z[2], z[3]);
+    const __m512i l45 = _mm512_unpacklo_epi16(z[4], z[5]), h45 = _mm512_unpackhi_epi16(z[4], z[5]);
+    const __m512i l67 = _mm512_unpacklo_epi16(z[6], z[7]), h67 = _mm512_unpackhi_epi16(z[6], z[7]);
+    const __m512i b0 = _mm512_unpacklo_epi32(l01, l23), b1 = _mm512_unpackhi_epi32(l01, l23);
+    const __m512i b2 = _mm512_unpacklo_epi32(h01, h23), b3 = _mm512_unpackhi_epi32(h01, h23);
+    const __m512i b4 = _mm512_unpacklo_epi32(l45, l67), b5 = _mm512_unpackhi_epi32(l45, l67);
+    const __m512i b6 = _mm512_unpacklo_epi32(h45, h67), b7 = _mm512_unpackhi_epi32(h45, h67);
+    c[0] = _mm512_unpacklo_epi64(b0, b4); c[1] = _mm512_unpackhi_epi64(b0, b4);
+    c[2] = _mm512_unpacklo_epi64(b1, b5); c[3] = _mm512_unpackhi_epi64(b1, b5);
+    c[4] = _mm512_unpacklo_epi64(b2, b6); c[5] = _mm512_unpackhi_epi64(b2, b6);
+    c[6] = _mm512_unpacklo_epi64(b3, b7); c[7] = _mm512_unpackhi_epi64(b3, b7);
+}
+/* One 32-element step of mm_gemv_f16_block32: z[i] holds row i's halves k .. k+31. */
+static inline __attribute__((always_inline)) void mm_gv16_step(
+        const __m512i * z, const char * b, int64_t nb11, int64_t k, __m512 * acc, const int nn) {
+    const __m512i sel[4] = {_mm512_setr_epi64(0, 1, 8, 9, 0, 1, 8, 9),
+                            _mm512_setr_epi64(2, 3, 10, 11, 2, 3, 10, 11),
+                            _mm512_setr_epi64(4, 5, 12, 13, 4, 5, 12, 13),
+                            _mm512_setr_epi64(6, 7, 14, 15, 6, 7, 14, 15)};
+    __m512i cc[8], dd[8];
+    mm_tr8x16_epi16(z, cc);
+    mm_tr8x16_epi16(z + 8, dd);
+#pragma GCC unroll 4
+    for (int L = 0; L < 4; L++)                   /* elements k + 8L + jj */
+#pragma GCC unroll 8
+        for (int jj = 0; jj < 8; jj++) {
+            const __m512 v = _mm512_cvtph_ps(_mm512_castsi512_si256(
+                _mm512_permutex2var_epi64(cc[jj], sel[L], dd[jj])));
+            const int64_t kk = k + 8 * L + jj;
+            for (int j = 0; j < nn; j++)
+                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[kk]), v,
+                                         acc[j]);
+        }
+}
+
+static inline __attribute__((always_inline)) void mm_gemv_f16_block32(
+        const char * a, int64_t nb01, const char * b, int64_t nb11, char * c,
+        int64_t nb1, int64_t K, int64_t m0, int nr, const int nn) {
+    const char * rows[16];
+    for (int i = 0; i < 16; i++) rows[i] = a + (m0 + (i < nr ? i : 0)) * nb01;
+    const __mmask16 mask = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1u);
+    /* rows a multiple of 64 bytes apart but not on a line: read whole lines (see above) */
+    const int shift = (int)((uintptr_t)rows[0] & 63);
+    const int lines = nb01 % 64 == 0 && shift != 0 && shift % 4 == 0;
+    __m512i win = _mm512_setzero_si512();         /* dword j of the window: j + shift / 4 */
+    if (lines)
+        win = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                               _mm512_set1_epi32(shift / 4));
+    __m512 y[MM_GEMV_MAX_N];
+    for (int j = 0; j < MM_GEMV_MAX_N; j++) y[j] = _mm512_setzero_ps();
+    for (int64_t pc = 0; pc < K; pc += MM_KC) {
+        const int64_t ke = (K - pc < MM_KC) ? K : pc + MM_KC;
+        __m512 acc[MM_GEMV_MAX_N];
+        for (int j = 0; j < nn; j++) acc[j] = _mm512_setzero_ps();
+        int64_t k = pc;
+        if (lines) {
+            /* step k's window starts shift bytes into the line at rows[i] + 2k - shift (the
+             * line before, kept in prev) and ends in the next line, read here: each line is
+             * read once. A step runs here only while that next line lies inside the row. */
+            __m512i prev[16];
+            for (int first = 1; k + 32 <= ke && 2 * (k + 32) + 64 - shift <= 2 * K; k += 32, first = 0) {
+                __m512i z[16];
+                for (int i = 0; i < 16; i++) {
+                    _mm_prefetch(rows[i] + k * 2 + MM_GV_PREFETCH, _MM_HINT_T1);
+                    const __m512i next = _mm512_load_si512(rows[i] + 2 * k - shift + 64);
+                    z[i] = first ? _mm512_loadu_si512(rows[i] + 2 * k)
+                                 : _mm512_permutex2var_epi32(prev[i], win, next);
+                    prev[i] = next;
+                }
+                mm_gv16_step(z, b, nb11, k, acc, nn);
+            }
+        }
+        for (; k + 32 <= ke; k += 32) {
+            __m512i z[16];
+            for (int i = 0; i < 16; i++)             /* into L2 only (L1 has no room) */
+                _mm_prefetch(rows[i] + k * 2 + MM_GV_PREFETCH, _MM_HINT_T1);
+            for (int i = 0; i < 16; i++) z[i] = _mm512_loadu_si512(rows[i] + k * 2);
+            mm_gv16_step(z, b, nb11, k, acc, nn);
+        }
+        for (; k + 16 <= ke; k += 16) {
+            __m512 r[16];
+            for (int i = 0; i < 16; i++) r[i] = mm_load16(rows[i], GGML_TYPE_F16, k);
+            mm_tr16(r);
+            for (int i = 0; i < 16; i++)
+                for (int j = 0; j < nn; j++)
+                    acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k + i]), r[i], acc[j]);
+        }
+        for (; k < ke; k++) {
+            float col[16];
+            for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], GGML_TYPE_F16, k);
+            const __m512 v = _mm512_loadu_ps(col);
+            for (int j = 0; j < nn; j++)
+                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k]), v, acc[j]);
+        }
+        for (int j = 0; j < nn; j++) y[j] = pc == 0 ? acc[j] : _mm512_add_ps(y[j], acc[j]);
+    }
+    for (int j = 0; j < nn; j++)
+        _mm512_mask_storeu_ps((float *)(c + j * nb1) + m0, mask, y[j]);
+}
+#endif
+
 static inline int64_t mm_type_size(int type) { return type == GGML_TYPE_F32 ? 4 : 2; }
 
 /* The mat-vec path applies: few rows of b, every operand adjacent along K. */
@@ -653,24 +771,29 @@ static inline void mm_gemv_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
         mm_bf16_gemv_rows(a, nb01, b, nb11, c, nb1, K, m_lo, m_hi, (int)dst->ne[1]);
         return;
     }
-    if (type != GGML_TYPE_BF16 && mm_gemv_rows_alias(nb01)) {   /* (mvf32) F32/F16 */
+    if (type == GGML_TYPE_F16 && MM_KC % 32 == 0) {                /* (mvf16) */
         for (int64_t m = m_lo; m < m_hi; m += MM_GV) {
             const int nr = (int)(m_hi - m < MM_GV ? m_hi - m : MM_GV);
-#define MM_GV_SKEW_CALL(T, NN) mm_gemv_block_skew(a, T, nb01, b, nb11, c, nb1, K, m, nr, NN)
-            if (type == GGML_TYPE_F32) {
-                switch ((int)dst->ne[1]) {
-                case 1: MM_GV_SKEW_CALL(GGML_TYPE_F32, 1); break;
-                case 2: MM_GV_SKEW_CALL(GGML_TYPE_F32, 2); break;
-                case 3: MM_GV_SKEW_CALL(GGML_TYPE_F32, 3); break;
-                default: MM_GV_SKEW_CALL(GGML_TYPE_F32, 4); break;
-                }
-            } else {
-                switch ((int)dst->ne[1]) {
-                case 1: MM_GV_SKEW_CALL(GGML_TYPE_F16, 1); break;
-                case 2: MM_GV_SKEW_CALL(GGML_TYPE_F16, 2); break;
-                case 3: MM_GV_SKEW_CALL(GGML_TYPE_F16, 3); break;
-                default: MM_GV_SKEW_CALL(GGML_TYPE_F16, 4); break;
-                }
+#define MM_GV16_CALL(NN) mm_gemv_f16_block32(a, nb01, b, nb11, c, nb1, K, m, nr, NN)
+            switch ((int)dst->ne[1]) {
+            case 1: MM_GV16_CALL(1); break;
+            case 2: MM_GV16_CALL(2); break;
+            case 3: MM_GV16_CALL(3); break;
+            default: MM_GV16_CALL(4); break;
+            }
+#undef MM_GV16_CALL
+        }
+        return;
+    }
+    if (type == GGML_TYPE_F32 && mm_gemv_rows_alias(nb01)) {      /* (mvf32) */
+        for (int64_t m = m_lo; m < m_hi; m += MM_GV) {
+            const int nr = (int)(m_hi - m < MM_GV ? m_hi - m : MM_GV);
+#define MM_GV_SKEW_CALL(NN) mm_gemv_block_skew(a, GGML_TYPE_F32, nb01, b, nb11, c, nb1, K, m, nr, NN)
+            switch ((int)dst->ne[1]) {
+            case 1: MM_GV_SKEW_CALL(1); break;
+            case 2: MM_GV_SKEW_CALL(2); break;
+            case 3: MM_GV_SKEW_CALL(3); break;
+            default: MM_GV_SKEW_CALL(4); break;
             }
 #undef MM_GV_SKEW_CALL
         }
