@@ -755,6 +755,19 @@ static inline int mm_use_gemv(const ggml_tensor * dst) {
            && src1->nb[0] == 4;
 }
 
+/* mm_gemv_task's loop: CALL(m, nr, nn) for each group of MM_GV rows of [m_lo, m_hi), nn the
+ * rows of b as a constant (1..4) so that each block is compiled for it. */
+#define MM_GV_FOR_ROWS(CALL)                                                   \
+    for (int64_t m = m_lo; m < m_hi; m += MM_GV) {                             \
+        const int nr = (int)(m_hi - m < MM_GV ? m_hi - m : MM_GV);             \
+        switch ((int)dst->ne[1]) {                                             \
+        case 1: CALL(m, nr, 1); break;                                         \
+        case 2: CALL(m, nr, 2); break;                                         \
+        case 3: CALL(m, nr, 3); break;                                         \
+        default: CALL(m, nr, 4); break;                                        \
+        }                                                                      \
+    }
+
 static inline void mm_gemv_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
                                 int64_t m_lo, int64_t m_hi) {
     const ggml_tensor * src0 = dst->src[0];
@@ -772,43 +785,22 @@ static inline void mm_gemv_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
         return;
     }
     if (type == GGML_TYPE_F16 && MM_KC % 32 == 0) {                /* (mvf16) */
-        for (int64_t m = m_lo; m < m_hi; m += MM_GV) {
-            const int nr = (int)(m_hi - m < MM_GV ? m_hi - m : MM_GV);
-#define MM_GV16_CALL(NN) mm_gemv_f16_block32(a, nb01, b, nb11, c, nb1, K, m, nr, NN)
-            switch ((int)dst->ne[1]) {
-            case 1: MM_GV16_CALL(1); break;
-            case 2: MM_GV16_CALL(2); break;
-            case 3: MM_GV16_CALL(3); break;
-            default: MM_GV16_CALL(4); break;
-            }
+#define MM_GV16_CALL(M, NR, NN) mm_gemv_f16_block32(a, nb01, b, nb11, c, nb1, K, M, NR, NN)
+        MM_GV_FOR_ROWS(MM_GV16_CALL);
 #undef MM_GV16_CALL
-        }
         return;
     }
     if (type == GGML_TYPE_F32 && mm_gemv_rows_alias(nb01)) {      /* (mvf32) */
-        for (int64_t m = m_lo; m < m_hi; m += MM_GV) {
-            const int nr = (int)(m_hi - m < MM_GV ? m_hi - m : MM_GV);
-#define MM_GV_SKEW_CALL(NN) mm_gemv_block_skew(a, GGML_TYPE_F32, nb01, b, nb11, c, nb1, K, m, nr, NN)
-            switch ((int)dst->ne[1]) {
-            case 1: MM_GV_SKEW_CALL(1); break;
-            case 2: MM_GV_SKEW_CALL(2); break;
-            case 3: MM_GV_SKEW_CALL(3); break;
-            default: MM_GV_SKEW_CALL(4); break;
-            }
+#define MM_GV_SKEW_CALL(M, NR, NN) \
+        mm_gemv_block_skew(a, GGML_TYPE_F32, nb01, b, nb11, c, nb1, K, M, NR, NN)
+        MM_GV_FOR_ROWS(MM_GV_SKEW_CALL);
 #undef MM_GV_SKEW_CALL
-        }
         return;
     }
 #endif
-    for (int64_t m = m_lo; m < m_hi; m += MM_GV) {
-        const int nr = (int)(m_hi - m < MM_GV ? m_hi - m : MM_GV);
-        switch ((int)dst->ne[1]) {
-        case 1: mm_gemv_block(a, type, nb01, b, nb11, c, nb1, K, m, nr, 1); break;
-        case 2: mm_gemv_block(a, type, nb01, b, nb11, c, nb1, K, m, nr, 2); break;
-        case 3: mm_gemv_block(a, type, nb01, b, nb11, c, nb1, K, m, nr, 3); break;
-        default: mm_gemv_block(a, type, nb01, b, nb11, c, nb1, K, m, nr, 4); break;
-        }
-    }
+#define MM_GV_CALL(M, NR, NN) mm_gemv_block(a, type, nb01, b, nb11, c, nb1, K, M, NR, NN)
+    MM_GV_FOR_ROWS(MM_GV_CALL);
+#undef MM_GV_CALL
 }
 
 /* ---------------------------------------------------------------- row-interleaved copy
