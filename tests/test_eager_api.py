@@ -303,6 +303,19 @@ def test_n_threads_per_call():
         assert_same(g.exp(a, n_threads=n), np.exp(a), max_ulp=2)
 
 
+def test_n_threads_limits_on_the_int_fast_path():
+    """A plain int n_threads is checked in C (no Python call); the limits and messages are
+    those of ggml_cy.cpu.threads.check_num_threads for every other kind of value."""
+    from ggml_cy.cpu.threads import MAX_THREADS
+    a = np.arange(5.0)
+    assert_same(g.add(a, a, n_threads=MAX_THREADS), a + a)
+    for bad, err in ((0, ValueError), (-1, ValueError), (MAX_THREADS + 1, ValueError),
+                     (2**63, ValueError), (-(2**70), ValueError), (True, TypeError),
+                     (2.0, TypeError), ("2", TypeError)):
+        with pytest.raises(err, match="n_threads must be"):
+            g.add(a, a, n_threads=bad)
+
+
 def test_device_dispatch_hook(monkeypatch):
     """An argument whose type says __ggml_cy_device__ goes to ggml_cy.cuda.eager_call."""
     import sys
