@@ -692,6 +692,8 @@ static inline __attribute__((always_inline)) void mm_gemv_f16_block32(
     if (lines)
         win = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                _mm512_set1_epi32(shift / 4));
+    __m512i prev[16];                              /* lines: the line before the window */
+    int first = 1;                                 /* lines: prev not loaded yet */
     __m512 y[MM_GEMV_MAX_N];
     for (int j = 0; j < MM_GEMV_MAX_N; j++) y[j] = _mm512_setzero_ps();
     for (int64_t pc = 0; pc < K; pc += MM_KC) {
@@ -702,9 +704,10 @@ static inline __attribute__((always_inline)) void mm_gemv_f16_block32(
         if (lines) {
             /* step k's window starts shift bytes into the line at rows[i] + 2k - shift (the
              * line before, kept in prev) and ends in the next line, read here: each line is
-             * read once. A step runs here only while that next line lies inside the row. */
-            __m512i prev[16];
-            for (int first = 1; k + 32 <= ke && 2 * (k + 32) + 64 - shift <= 2 * K; k += 32, first = 0) {
+             * read once. A step runs here only while that next line lies inside the row.
+             * prev carries over into the next K block: its first step is k = ke of this one
+             * (MM_KC % 32 == 0), and once a step falls out of this loop no later one enters. */
+            for (; k + 32 <= ke && 2 * (k + 32) + 64 - shift <= 2 * K; k += 32, first = 0) {
                 __m512i z[16];
                 for (int i = 0; i < 16; i++) {
                     _mm_prefetch(rows[i] + k * 2 + MM_GV_PREFETCH, _MM_HINT_T1);
