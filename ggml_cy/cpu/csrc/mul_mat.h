@@ -551,9 +551,9 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
 }
 
 #if defined(MM_AVX512)
-/* (mvf32) The mat-vec for F32 rows whose 16 rows share L1 sets (F16: mvf16 below). mm_gemv_block reads
- * the 16 rows of a group at the same k: when the row stride is a multiple of 4 KiB (K = 4096
- * f32 or f16, and every K a multiple of 1024 f32 / 2048 f16), those 16 lines all fall in one
+/* (mvf32) The mat-vec for F32 rows whose 16 rows share L1 sets (F16 rows: mvf16 below).
+ * mm_gemv_block reads the 16 rows of a group at the same k: when the row stride is a multiple
+ * of 4 KiB (K = 4096, and every K a multiple of 1024), those 16 lines all fall in one
  * set of the 8-way L1, the lines the hardware brings in ahead evict one another, and the VM
  * read 4096 x 4096 f32 at 17 GB/s on one thread against 31 for a plain read (25 with the rows
  * padded apart). Here rows 8..15 are read MM_GV_SKEW bytes ahead of rows 0..7 and wait in a
@@ -561,9 +561,8 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
  * row is also prefetched into L2 MM_GV_PREFETCH bytes ahead: with a read from DRAM (a cold
  * 64 MB matrix) the hardware streams alone left one thread at 3.1 ms, 2.7 with it.
  * The products are mm_gemv_block's, in its order (the ring only delays loads), so the bits are
- * those of every other path. type is a constant at every call (the loads unswitched).
- * Needs MM_KC % 16 == 0 (16-element steps run through K without a gap); the K % 16 tail of the
- * last block is read straight from the rows, as in mm_gemv_block. */
+ * those of every other path. Needs MM_KC % 16 == 0 (16-element steps run through K without a
+ * gap); the K % 16 tail of the last block is read straight from the rows (mm_gv_tail). */
 #define MM_GV_SKEW 512       /* bytes rows 8..15 are read ahead: 8 lines apart */
 #define MM_GV_RING 16        /* ring slots (16-element steps), >= MM_GV_SKEW / 32 */
 #ifndef MM_GV_PREFETCH
@@ -577,10 +576,36 @@ static inline int mm_gemv_rows_alias(int64_t nb01) {
     return __builtin_popcountll(seen) <= 2 && MM_KC % 16 == 0;
 }
 
+/* The elements [k, ke) of a group of 16 rows (F32 / F16, adjacent along K) into the chains
+ * acc: 16-element steps transposed in registers, then one element at a time, k in order (the
+ * tails of the mat-vec forms below, which read their full steps their own way). */
+static inline __attribute__((always_inline)) void mm_gv_tail(
+        const char * const * rows, const int type, const char * b, int64_t nb11, int64_t k,
+        int64_t ke, __m512 * acc, const int nn) {
+    for (; k + 16 <= ke; k += 16) {
+        __m512 r[16];
+        for (int i = 0; i < 16; i++) r[i] = mm_load16(rows[i], type, k);
+        mm_tr16(r);                           /* r[i]: the 16 rows' elements k + i */
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < nn; j++)
+                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k + i]),
+                                         r[i], acc[j]);
+    }
+    for (; k < ke; k++) {
+        float col[16];
+        for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], type, k);
+        const __m512 v = _mm512_loadu_ps(col);
+        for (int j = 0; j < nn; j++)
+            acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k]), v,
+                                     acc[j]);
+    }
+}
+
 static inline __attribute__((always_inline)) void mm_gemv_block_skew(
-        const char * a, const int type, int64_t nb01, const char * b, int64_t nb11, char * c,
+        const char * a, int64_t nb01, const char * b, int64_t nb11, char * c,
         int64_t nb1, int64_t K, int64_t m0, int nr, const int nn) {
-    const int64_t es = type == GGML_TYPE_F32 ? 4 : 2;
+    const int type = GGML_TYPE_F32;
+    const int64_t es = 4;
     const int D = (int)(MM_GV_SKEW / (16 * es));     /* steps rows 8..15 run ahead */
     const int64_t nsteps = K / 16;
     const char * rows[16];
@@ -612,14 +637,7 @@ static inline __attribute__((always_inline)) void mm_gemv_block_skew(
                     acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k + i]),
                                              r[i], acc[j]);
         }
-        for (; k < ke; k++) {
-            float col[16];
-            for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], type, k);
-            const __m512 v = _mm512_loadu_ps(col);
-            for (int j = 0; j < nn; j++)
-                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k]),
-                                         v, acc[j]);
-        }
+        mm_gv_tail(rows, type, b, nb11, k, ke, acc, nn);
         for (int j = 0; j < nn; j++) y[j] = pc == 0 ? acc[j] : _mm512_add_ps(y[j], acc[j]);
     }
     for (int j = 0; j < nn; j++)
@@ -726,21 +744,7 @@ static inline __attribute__((always_inline)) void mm_gemv_f16_block32(
             for (int i = 0; i < 16; i++) z[i] = _mm512_loadu_si512(rows[i] + k * 2);
             mm_gv16_step(z, b, nb11, k, acc, nn);
         }
-        for (; k + 16 <= ke; k += 16) {
-            __m512 r[16];
-            for (int i = 0; i < 16; i++) r[i] = mm_load16(rows[i], GGML_TYPE_F16, k);
-            mm_tr16(r);
-            for (int i = 0; i < 16; i++)
-                for (int j = 0; j < nn; j++)
-                    acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k + i]), r[i], acc[j]);
-        }
-        for (; k < ke; k++) {
-            float col[16];
-            for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], GGML_TYPE_F16, k);
-            const __m512 v = _mm512_loadu_ps(col);
-            for (int j = 0; j < nn; j++)
-                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k]), v, acc[j]);
-        }
+        mm_gv_tail(rows, GGML_TYPE_F16, b, nb11, k, ke, acc, nn);   /* K % 32 */
         for (int j = 0; j < nn; j++) y[j] = pc == 0 ? acc[j] : _mm512_add_ps(y[j], acc[j]);
     }
     for (int j = 0; j < nn; j++)
@@ -794,8 +798,7 @@ static inline void mm_gemv_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
         return;
     }
     if (type == GGML_TYPE_F32 && mm_gemv_rows_alias(nb01)) {      /* (mvf32) */
-#define MM_GV_SKEW_CALL(M, NR, NN) \
-        mm_gemv_block_skew(a, GGML_TYPE_F32, nb01, b, nb11, c, nb1, K, M, NR, NN)
+#define MM_GV_SKEW_CALL(M, NR, NN) mm_gemv_block_skew(a, nb01, b, nb11, c, nb1, K, M, NR, NN)
         MM_GV_FOR_ROWS(MM_GV_SKEW_CALL);
 #undef MM_GV_SKEW_CALL
         return;
