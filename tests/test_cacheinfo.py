@@ -175,3 +175,54 @@ def test_streamed_and_cached_results_agree(llc):
             got.append(out[1:].copy())
     for g in got:
         np.testing.assert_array_equal(g, a[1:] + b[:-1])
+
+
+@pytest.fixture
+def share():
+    """Set the LLC and the many-core share (NT_SHARE_BYTES) together; restores both."""
+    old = K._set_tuning()
+    yield lambda llc_bytes, share_bytes: K._set_tuning(llc_bytes=llc_bytes,
+                                                       share_bytes=share_bytes)
+    K._set_tuning(*old)
+
+
+def test_many_core_share_streams_one_pass_rows_at_any_thread_count(share):
+    """On a machine of 8+ usable cores a working set beyond cores x 2 MiB streams for the rows
+    that stream in one pass (same-type arithmetic, same-type copies), whatever the thread
+    count; staged rows (conversions) only from 8 threads; share 0 leaves the LLC rules."""
+    n = 3_000_000                     # 36 MB per add, 24 MB per copy, 18 MB to float16
+    a = np.ones(n, np.float32)
+    out = np.empty_like(a)
+    b = a[::-1].copy()
+    h = np.empty(n, np.float16)
+    share(300 << 20, 8 << 20)         # a 300 MB L3 and 4 cores x 2 MiB (the rule itself)
+    one_pass = K._one_pass_nt()       # the baseline build streams through the staged route
+    for nth in (1, 2, 4, 16):
+        assert K._plan_info("ADD", out, a, b, n_threads=nth)["nt"] is (one_pass or nth >= 8)
+        assert K._plan_info("MAX", out, a, b, n_threads=nth)["nt"] is (one_pass or nth >= 8)
+        assert K._plan_info("CPY", out, a, n_threads=nth)["nt"] is (one_pass or nth >= 8)
+        assert K._plan_info("CPY", h, a, n_threads=nth)["nt"] is (nth >= 8), nth
+    # the compute-bound math rows plan as one thread and are no one-pass rows
+    assert K._plan_info("EXP", out, a, n_threads=16)["nt"] is False
+    # below the share: plain stores (the 16 threads' private caches hold it)
+    share(300 << 20, 48 << 20)
+    assert K._plan_info("ADD", out, a, b, n_threads=2)["nt"] is False
+    # share off: the LLC rules alone (a quarter of it from 8 threads)
+    share(300 << 20, 0)
+    assert K._plan_info("ADD", out, a, b, n_threads=2)["nt"] is False
+    assert K._plan_info("ADD", out, a, b, n_threads=16)["nt"] is False
+
+
+def test_share_set_from_usable_cores():
+    """NT_SHARE_BYTES at import: cores x 2 MiB with 8+ usable cores, else 0 (off); an explicit
+    GGML_CY_LLC_BYTES turns it off."""
+    import os
+    cores = len(os.sched_getaffinity(0))
+    want = cores * (2 << 20) if cores >= 8 and not os.environ.get("GGML_CY_LLC_BYTES") else 0
+    assert K._nt_share_bytes() == want
+    code = "from ggml_cy.cpu import _kernels as K; print(K._nt_share_bytes())"
+    from _child import ENV, HOME
+    env = dict(ENV, GGML_CY_LLC_BYTES="3M")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True, cwd=HOME)
+    assert int(out.stdout.split()[-1]) == 0

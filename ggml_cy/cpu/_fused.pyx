@@ -290,7 +290,8 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
     # stores (no read-for-ownership of the destination lines)
     # (manycore, issue 14: only when the group's working set -- its in-memory inputs and
     # outputs -- exceeds the last-level cache, or a quarter of it on many threads,
-    # _kernels.stream_pays; below it streaming would send cache-resident work out to DRAM)
+    # _kernels.stream_pays; below it streaming would send cache-resident work out to DRAM;
+    # a group goes through a cache block first, so it is not a one-pass row there)
     cdef int64_t ws = 0
     if stream_outputs and g.split0:
         for s in range(g.n_slots):
@@ -304,7 +305,7 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
             # (gcy_stream_store streams whole cache lines only, so pieces of any alignment
             # never mix plain and streaming stores in one line)
             if (g.slots[i].scratch < 0 and g.slots[i].nb[0] == <int64_t> es
-                    and stream_pays(<int64_t> total * <int64_t> es, ws, n_threads)):
+                    and stream_pays(<int64_t> total * <int64_t> es, ws, n_threads, False)):
                 g.slots[i].stream = 1
                 g.slots[i].scratch = g.n_scratch
                 g.n_scratch += 1
