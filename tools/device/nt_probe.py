@@ -3,22 +3,13 @@ eager calls at 1..16 threads on the 16-core host, torch at the same thread count
 them, libraries taking turns by blocks over 5 rounds. Plain: the LLC rule set out of reach
 (llc_bytes huge); streaming: llc_bytes=0 (every output of NT_MIN_BYTES or more streams).
 Prints one JSON line per (case, threads)."""
-import json
-import sys
-import time
 
 import numpy as np
 import torch
 
 import ggml_cy
+from probe_common import block, emit, medians, save
 from ggml_cy.cpu import _kernels as K
-
-
-def block(f, calls):
-    t = time.perf_counter()
-    for _ in range(calls):
-        f()
-    return (time.perf_counter() - t) / calls
 
 
 def cases():
@@ -58,16 +49,14 @@ def main():
                         with ggml_cy.threads(nth):
                             f(); samples[k].append(block(f, 5))
                 K._set_tuning(*old)
-                med = {k: round(sorted(v)[2] * 1e3, 3) for k, v in samples.items()}
+                med = medians(samples, 1e3)
                 row = {"case": name, "threads": nth, "ms": med,
                        "plain_vs_torch": round(med["torch"] / med["plain"], 3),
                        "stream_vs_torch": round(med["torch"] / med["stream"], 3)}
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+                emit(rows, row)
     finally:
         K._set_tuning(*old)
-    if len(sys.argv) > 1:
-        json.dump({"rows": rows}, open(sys.argv[1], "w"), indent=1)
+    save(rows)
 
 
 if __name__ == "__main__":

@@ -2,21 +2,13 @@
 memory-bound ops. For add (f32, f64, f16) and maximum f32 at 8K..1M elements, out= given:
 one thread (the size threshold set out of reach) against 2, 4, 8 and 16 threads (threshold
 set to 1024 elements, so the call's n_threads decides). Prints one JSON line per row."""
-import json
 import sys
-import time
 
 import numpy as np
 
 import ggml_cy
+from probe_common import block, emit, medians, save
 from ggml_cy.cpu import _kernels as K
-
-
-def block(f, calls):
-    t = time.perf_counter()
-    for _ in range(calls):
-        f()
-    return (time.perf_counter() - t) / calls
 
 
 def main():
@@ -43,15 +35,13 @@ def main():
                         f(); f()
                         samples[k].append(block(f, calls))
                 K._set_tuning(par_min=old[0])
-                med = {k: round(sorted(v)[3] * 1e6, 3) for k, v in samples.items()}
+                med = medians(samples, 1e6)
                 row = {"op": op, "dtype": np.dtype(dt).name, "n": n, "us": med,
                        "best": min(med, key=med.get)}
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+                emit(rows, row)
     finally:
         K._set_tuning(*old)
-    if len(sys.argv) > 1:
-        json.dump({"rows": rows}, open(sys.argv[1], "w"), indent=1)
+    save(rows)
 
 
 if __name__ == "__main__":

@@ -3,19 +3,12 @@
 libraries taking turns by blocks. Prints one JSON line per (op, dtype, n)."""
 import json
 import sys
-import time
 
 import numpy as np
 import torch
 
 import ggml_cy
-
-
-def block(f, calls):
-    t = time.perf_counter()
-    for _ in range(calls):
-        f()
-    return (time.perf_counter() - t) / calls
+from probe_common import block
 
 
 def main():
