@@ -5,6 +5,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -114,7 +115,11 @@ def test_many_python_threads_at_once():
 
 def test_gil_released_during_kernels():
     """With a long switch interval a thread holding the GIL is not asked to drop it during
-    these calls, so the ticker thread only runs while the kernels have released it."""
+    these calls, so the ticker thread only runs while the kernels have released it. The
+    calls repeat until the ticker has ticked, for at most 0.15 s (under the 0.25 s interval,
+    so a forced switch cannot tick for it): on a loaded 2-core machine (CI runs a second
+    pytest process beside this one) two calls of ~5 ms were seen to end before the
+    scheduler gave the ticker a core."""
     a = np.ones(4_000_000, np.float32)
     ticks = []
     done = threading.Event()
@@ -129,7 +134,8 @@ def test_gil_released_during_kernels():
     try:
         t.start()
         before = len(ticks)
-        for _ in range(2):
+        t0 = time.perf_counter()
+        while len(ticks) == before and time.perf_counter() - t0 < 0.15:
             g.add(a, a, n_threads=1)
         during = len(ticks) - before
     finally:
