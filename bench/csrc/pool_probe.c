@@ -5,6 +5,7 @@
  * For each thread count: the median over 15 blocks of the mean ns per back-to-back call of an
  * empty job (gcy_pool_run, gcy_pool_run_dyn, omp parallel), and of a job touching one cache
  * line per thread (what a real split does at least). One JSON line per thread count. */
+#define _GNU_SOURCE   /* sched_getcpu and CPU_SET in gcy_pool.h */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

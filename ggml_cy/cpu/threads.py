@@ -11,7 +11,10 @@ Three levels, innermost wins:
 The threads themselves are ggml_cy's own pthread pool (ggml_cy/cpu/csrc/gcy_pool.h), not
 OpenMP's: it survives fork() (a child made by os.fork or multiprocessing's "fork" method
 starts fresh workers on its first call). ``GGML_CY_SPINCOUNT`` (pause iterations, default
-10000) sets how long an idle worker spins before it sleeps.
+10000, with a sched_yield() every 64) sets how long an idle worker spins, and
+``GGML_CY_JOB_YIELD_US`` (default 2000) how long it then yields the CPU, before it sleeps.
+A worker that finds itself on its caller's CPU moves to another (``GGML_CY_POOL_SPREAD=0``
+turns that off).
 
 The default comes from ``GGML_CY_NUM_THREADS``, then ``OMP_NUM_THREADS`` (its first entry,
 as OpenMP reads a list such as "4,2"), then the CPUs this process may run on
@@ -153,3 +156,27 @@ def _barrier_yield_from_env():
 
 
 _barrier_yield_from_env()
+
+
+def _job_yield_from_env():
+    """GGML_CY_JOB_YIELD_US: microseconds an idle worker (and a caller waiting for the
+    workers of its call) keeps yielding the CPU after its pause spin before it sleeps
+    (default 2000; 0: sleep right after the spin). Malformed or negative values are ignored."""
+    us = _env_int("GGML_CY_JOB_YIELD_US")
+    if us is not None and 0 <= us <= 10**9:
+        _kernels._pool_set_job_yield(us * 1000)
+
+
+_job_yield_from_env()
+
+
+def _spread_from_env():
+    """GGML_CY_POOL_SPREAD=0: workers stay on whatever CPU the scheduler gives them, even
+    their caller's (default 1: a worker found on its caller's CPU moves; see gcy_spread in
+    csrc/gcy_pool.h). Other values are ignored."""
+    v = os.environ.get("GGML_CY_POOL_SPREAD", "").strip()
+    if v in ("0", "1"):
+        _kernels._pool_set_spread(v == "1")
+
+
+_spread_from_env()

@@ -83,6 +83,10 @@ typedef struct gcy_team {
     int n_workers;                 /* worker threads running (team size n_workers + 1) */
     int cap_workers;
     pthread_t * tids;
+    /* cpus[i * GCY_CPU_STRIDE]: the CPU thread i of the team last ran a job on (-1: not
+     * known), one cache line each; read when a worker checks whether it shares a CPU with
+     * another member of its team (gcy_spread) */
+    int * cpus;
     pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_done, cv_bar;
     /* The words threads write while others spin, one cache line each (the struct is
@@ -98,6 +102,7 @@ typedef struct gcy_team {
     gcy_task_fn fn;
     void * arg;
     int nth;
+    int caller_cpu;                /* the CPU the caller posted the job from (-1: not known) */
     uint64_t st __attribute__((aligned(64)));   /* the job word (see above) */
     int pending __attribute__((aligned(64)));   /* required jobs: participants still running */
     /* barrier */
@@ -126,6 +131,20 @@ static int gcy_spin = 10000;            /* pause iterations before sleeping */
  * responsive while leaving the core to any runnable thread (on an oversubscribed 2-core
  * machine: the thread the barrier waits for), as OpenMP runtimes do before they block. */
 static long long gcy_bar_yield_ns = 3000000;
+/* Issue 14, waits after an idle spell. A worker waiting for its next job, and a caller
+ * waiting for the workers that joined its job, yield the CPU once every gcy_yield_every
+ * pauses of their spin, and after the spin keep yielding for gcy_job_yield_ns before they
+ * sleep. Why: when two threads of a team share one CPU (see gcy_spread), a pausing waiter
+ * holds the CPU the other needs until the scheduler preempts it, while a yield costs next
+ * to nothing when the CPU has nothing else to run and hands it over at once when it has.
+ * And a short spin then sleep made every call whose halves ended apart put the worker to
+ * sleep again, with a new wake-up placement each time. bench/csrc/wake_probe.c, 2-core VM,
+ * 2-thread 1e6 float32 add, 25 calls after each 50 ms idle, 12 rounds: pause spin then
+ * sleep (before) 36-158 of 240 calls over 300 us, mean 200-549 us; with these yields 2-14,
+ * mean 136-168; with gcy_spread too 1-7, mean 88-134 (one thread alone: ~150; OpenMP, which
+ * spins ~8 ms there, 87-99). */
+static long long gcy_job_yield_ns = 2000000;
+static int gcy_yield_every = 64;        /* 0: the pause spin never yields */
 static __thread gcy_team * gcy_cur_team = NULL;
 static __thread int gcy_cur_nth = 1;
 
@@ -135,20 +154,22 @@ static long long gcy_mono_ns(void) {
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void gcy_wait_gen(unsigned * gen, unsigned seen, int * sleepers,
-                         pthread_mutex_t * mu, pthread_cond_t * cv, const int * quit,
-                         long long yield_ns) {
+/* Waits until *gen moves from `seen` (or *quit is set). Returns 1 when it went to sleep on
+ * the way (the scheduler then chose the CPU it woke on), 0 when spinning or yielding saw it. */
+static int gcy_wait_gen(unsigned * gen, unsigned seen, int * sleepers,
+                        pthread_mutex_t * mu, pthread_cond_t * cv, const int * quit,
+                        long long yield_ns) {
     int i;
     for (i = 0; i < gcy_spin; i++) {
-        if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != seen) return;
-        if (quit && __atomic_load_n(quit, __ATOMIC_ACQUIRE)) return;
-        GCY_PAUSE();
+        if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != seen) return 0;
+        if (quit && __atomic_load_n(quit, __ATOMIC_ACQUIRE)) return 0;
+        if (gcy_yield_every > 0 && (i + 1) % gcy_yield_every == 0) sched_yield(); else GCY_PAUSE();
     }
     if (yield_ns > 0 && gcy_spin > 0) {
         const long long end = gcy_mono_ns() + yield_ns;
         do {
-            if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != seen) return;
-            if (quit && __atomic_load_n(quit, __ATOMIC_ACQUIRE)) return;
+            if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != seen) return 0;
+            if (quit && __atomic_load_n(quit, __ATOMIC_ACQUIRE)) return 0;
             sched_yield();
         } while (gcy_mono_ns() < end);
     }
@@ -161,6 +182,7 @@ static void gcy_wait_gen(unsigned * gen, unsigned seen, int * sleepers,
     while (__atomic_load_n(gen, GCY_SEQ) == seen && !(quit && __atomic_load_n(quit, GCY_SEQ)))
         gcy_futex_wait(gen, seen);
     __atomic_sub_fetch(sleepers, 1, GCY_SEQ);
+    return 1;
 #else
     pthread_mutex_lock(mu);
     __atomic_add_fetch(sleepers, 1, GCY_SEQ);
@@ -168,6 +190,7 @@ static void gcy_wait_gen(unsigned * gen, unsigned seen, int * sleepers,
         pthread_cond_wait(cv, mu);
     __atomic_sub_fetch(sleepers, 1, GCY_SEQ);
     pthread_mutex_unlock(mu);
+    return 1;
 #endif
 }
 
@@ -207,24 +230,102 @@ static int gcy_join(gcy_team * t, unsigned g, int index, int * optional) {
     }
 }
 
+/* --- two threads of one team on one CPU (issue 14).
+ * A worker that slept is woken by the scheduler onto a CPU of its choosing, and Linux often
+ * picks the waker's own: on the 2-core VM, after 50 ms idle, the worker of a 2-thread call
+ * woke on the caller's CPU in about a third of the rounds and stayed there for 10-40 calls
+ * (tens of ms, until the load balancer moved one of them). Each call then took ~900 us
+ * instead of ~80 (one thread alone: ~150): the two time-slice one CPU, each spinning while
+ * the other one needs it (seen with sched_getcpu() per thread per call; the figures with
+ * and without this are at gcy_job_yield_ns).
+ * So a worker looks at the CPU it runs on when it joins a job; when the caller posted the
+ * job from the same CPU, or (after a sleep) another worker of the team last ran there, it
+ * moves itself: its affinity mask briefly loses every CPU the team is on, which makes the
+ * kernel migrate it at once, and is then put back as it was (the thread stays where it
+ * landed). Never the caller: that is the user's thread. Rate-limited for a worker that did
+ * not sleep (GCY_SPREAD_GAP_NS), so that more threads than CPUs (nothing to move to, or
+ * two Python threads' teams sharing the cores) cost at most one look at the mask per gap. */
+#if defined(__linux__) && defined(__USE_GNU) && defined(CPU_SET)
+#define GCY_CPU_AWARE 1
+#define GCY_CPU_STRIDE 16             /* ints: one 64-byte line per team member */
+#define GCY_SPREAD_GAP_NS 10000000LL
+static int gcy_spread_enabled = 1;    /* tests turn it off to compare; GGML_CY_POOL_SPREAD=0 */
+static int gcy_spread_moves = 0;      /* migrations done (tests, probes) */
+
+static int gcy_this_cpu(void) { return sched_getcpu(); }
+
+static void gcy_spread(gcy_team * t, int me, int nth, int slept, long long * last_look) {
+    if (!gcy_spread_enabled || t->cpus == NULL) return;
+    int cpu = sched_getcpu(), j, clash;
+    if (cpu < 0) return;
+    clash = cpu == __atomic_load_n(&t->caller_cpu, __ATOMIC_RELAXED);
+    for (j = 1; slept && !clash && j < nth; j++)
+        clash = j != me && __atomic_load_n(&t->cpus[j * GCY_CPU_STRIDE], __ATOMIC_RELAXED) == cpu;
+    if (clash && (slept || gcy_mono_ns() - *last_look >= GCY_SPREAD_GAP_NS)) {
+        cpu_set_t mask, away;
+        *last_look = gcy_mono_ns();
+        if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
+            memcpy(&away, &mask, sizeof mask);
+            int c = __atomic_load_n(&t->caller_cpu, __ATOMIC_RELAXED);
+            if (c >= 0 && c < CPU_SETSIZE) CPU_CLR(c, &away);
+            for (j = 1; j < nth; j++) {
+                c = __atomic_load_n(&t->cpus[j * GCY_CPU_STRIDE], __ATOMIC_RELAXED);
+                if (j != me && c >= 0 && c < CPU_SETSIZE) CPU_CLR(c, &away);
+            }
+            if (CPU_ISSET(cpu, &away)) CPU_CLR(cpu, &away);   /* our own CPU, stale entry */
+            if (CPU_COUNT(&away) > 0 && sched_setaffinity(0, sizeof away, &away) == 0) {
+                sched_setaffinity(0, sizeof mask, &mask);
+                __atomic_add_fetch(&gcy_spread_moves, 1, __ATOMIC_RELAXED);
+                cpu = sched_getcpu();
+            }
+        }
+    }
+    if (__atomic_load_n(&t->cpus[me * GCY_CPU_STRIDE], __ATOMIC_RELAXED) != cpu)
+        __atomic_store_n(&t->cpus[me * GCY_CPU_STRIDE], cpu, __ATOMIC_RELAXED);
+}
+#else
+#define GCY_CPU_AWARE 0
+#define GCY_CPU_STRIDE 16
+static int gcy_spread_enabled = 0;
+static int gcy_spread_moves = 0;
+static int gcy_this_cpu(void) { return -1; }
+static void gcy_spread(gcy_team * t, int me, int nth, int slept, long long * last_look) {
+    (void)t; (void)me; (void)nth; (void)slept; (void)last_look;
+}
+#endif
+static void gcy_pool_set_spread(int on) { gcy_spread_enabled = GCY_CPU_AWARE && on; }
+static int gcy_pool_spread_enabled(void) { return gcy_spread_enabled; }
+static int gcy_pool_spread_moves(void) { return __atomic_load_n(&gcy_spread_moves, __ATOMIC_RELAXED); }
+
+static __thread int gcy_cur_index = 0;   /* this thread's index in its current job */
+static __thread long long gcy_last_look = 0;
+
 static void * gcy_worker_main(void * p) {
     gcy_worker_arg wa = *(gcy_worker_arg *)p;
     free(p);
     gcy_team * t = wa.team;
     unsigned seen = wa.gen;
     for (;;) {
-        gcy_wait_gen(&t->gen, seen, &t->sleepers, &t->mu, &t->cv_work, &t->quit, 0);
+        int slept = gcy_wait_gen(&t->gen, seen, &t->sleepers, &t->mu, &t->cv_work, &t->quit,
+                                 gcy_job_yield_ns);
         if (__atomic_load_n(&t->quit, __ATOMIC_ACQUIRE)) break;
         seen = __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE);
+        /* before joining: a worker stuck on the caller's CPU would otherwise never join an
+         * optional job (the caller, holding the CPU, finishes it first) and never move */
+        int posted_nth = __atomic_load_n(&t->nth, __ATOMIC_RELAXED);
+        if (wa.index < posted_nth)
+            gcy_spread(t, wa.index, posted_nth, slept, &gcy_last_look);
         int optional = 0;
         int nth = gcy_join(t, seen, wa.index, &optional);
         if (nth == 0) continue;       /* not wanted, or too late: the job never saw us */
         /* joined: fn/arg stay put until this worker leaves */
         gcy_cur_team = t;
         gcy_cur_nth = nth;
+        gcy_cur_index = wa.index;
         t->fn(t->arg, wa.index, nth);
         gcy_cur_team = NULL;
         gcy_cur_nth = 1;
+        gcy_cur_index = 0;
         int last;
         if (optional) {
             uint64_t after = __atomic_sub_fetch(&t->st, 1, GCY_SEQ);
@@ -249,6 +350,21 @@ static int gcy_team_grow(gcy_team * t, int want) {
         pthread_t * nt = (pthread_t *)realloc(t->tids, sizeof(pthread_t) * (size_t)want);
         if (!nt) return t->n_workers;
         t->tids = nt;
+        /* no job runs while growing: nobody reads cpus now */
+        void * nc = NULL;
+        size_t line = sizeof(int) * GCY_CPU_STRIDE;
+        if (posix_memalign(&nc, 64, line * (size_t)(want + 1)) == 0) {
+            int i;
+            for (i = 0; i <= want; i++) ((int *)nc)[i * GCY_CPU_STRIDE] = -1;
+            if (t->cpus)
+                for (i = 0; i <= t->cap_workers; i++)
+                    ((int *)nc)[i * GCY_CPU_STRIDE] = t->cpus[i * GCY_CPU_STRIDE];
+            free(t->cpus);
+            t->cpus = (int *)nc;
+        } else {          /* no memory for the hints: the team just does not spread */
+            free(t->cpus);
+            t->cpus = NULL;
+        }
         t->cap_workers = want;
     }
     sigset_t all, old;
@@ -301,6 +417,7 @@ static void gcy_team_destroy(gcy_team * t) {
     pthread_cond_destroy(&t->cv_done);
     pthread_cond_destroy(&t->cv_bar);
     free(t->tids);
+    free(t->cpus);
     free(t);
 }
 
@@ -340,6 +457,21 @@ static unsigned gcy_pool_fork_epoch(void) { return gcy_fork_epoch; }
 /* Barrier waits' yield phase (gcy_bar_yield_ns); negative: leave it. */
 static void gcy_pool_set_barrier_yield(long long ns) {
     if (ns >= 0) gcy_bar_yield_ns = ns;
+}
+
+/* The wait settings in force (tests): out = spin, job yield ns, yield period, barrier yield ns. */
+static void gcy_pool_wait_settings(long long * out) {
+    out[0] = gcy_spin;
+    out[1] = gcy_job_yield_ns;
+    out[2] = gcy_yield_every;
+    out[3] = gcy_bar_yield_ns;
+}
+
+/* Job waits' yield phase (gcy_job_yield_ns) and the pause spin's yield period
+ * (gcy_yield_every, 0: none); negative: leave it. */
+static void gcy_pool_set_job_yield(long long ns, int every) {
+    if (ns >= 0) gcy_job_yield_ns = ns;
+    if (every >= 0) gcy_yield_every = every;
 }
 
 static int gcy_job_done(gcy_team * t, int optional) {
@@ -389,6 +521,7 @@ static int gcy_pool_run_impl(gcy_task_fn fn, void * arg, int nth, int optional) 
         t->fn = fn;
         t->arg = arg;
         t->nth = nth;
+        t->caller_cpu = gcy_this_cpu();
         t->bar_count = 0;
         __atomic_store_n(&t->pending, nth - 1, GCY_SEQ);
         /* no worker is inside a job here (the last one left before the previous call
@@ -405,8 +538,14 @@ static int gcy_pool_run_impl(gcy_task_fn fn, void * arg, int nth, int optional) 
         if (optional)      /* no worker joins from now on; wait for those inside */
             __atomic_fetch_or(&t->st, GCY_ST_CLOSED, GCY_SEQ);
         int i;
-        for (i = 0; i < gcy_spin && !gcy_job_done(t, optional); i++)
-            GCY_PAUSE();
+        for (i = 0; i < gcy_spin && !gcy_job_done(t, optional); i++) {
+            if (gcy_yield_every > 0 && (i + 1) % gcy_yield_every == 0) sched_yield();
+            else GCY_PAUSE();
+        }
+        if (!gcy_job_done(t, optional) && gcy_job_yield_ns > 0 && gcy_spin > 0) {
+            const long long end = gcy_mono_ns() + gcy_job_yield_ns;
+            do sched_yield(); while (!gcy_job_done(t, optional) && gcy_mono_ns() < end);
+        }
         if (!gcy_job_done(t, optional)) {
             pthread_mutex_lock(&t->mu);
             while (!gcy_job_done(t, optional))
@@ -442,6 +581,63 @@ static int gcy_pool_run_dyn(gcy_task_fn fn, void * arg, int nth) {
     return gcy_pool_run_impl(fn, arg, nth, 1);
 }
 
+/* Test support for gcy_spread: the worker of a 2-thread team is put on the caller's CPU
+ * (its own mask briefly narrowed to that CPU, then restored, so it may move again), and a
+ * second job shows where it runs then. Fills out[0..3]: the caller's CPU, the worker's CPU
+ * after the first job, the worker's CPU in the second job, migrations gcy_spread made in
+ * between. Returns 0 (out untouched) where it cannot run: not Linux, fewer than 2 CPUs
+ * allowed, or no worker started. */
+typedef struct { int pin_to; int cpu[2]; } gcy_spread_probe;
+static void gcy_spread_probe_fn(void * arg, int ith, int nth) {
+    gcy_spread_probe * p = (gcy_spread_probe *)arg;
+    (void)nth;
+#if GCY_CPU_AWARE
+    if (ith == 1 && p->pin_to >= 0) {
+        cpu_set_t mask, one;
+        if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
+            CPU_ZERO(&one);
+            CPU_SET(p->pin_to, &one);
+            if (sched_setaffinity(0, sizeof one, &one) == 0) sched_setaffinity(0, sizeof mask, &mask);
+        }
+    }
+#endif
+    if (ith < 2) p->cpu[ith] = gcy_this_cpu();
+}
+static void gcy_noop_fn(void * arg, int ith, int nth) { (void)arg; (void)ith; (void)nth; }
+static int gcy_pool_spread_selftest(int * out) {
+#if GCY_CPU_AWARE
+    cpu_set_t mask, one;
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0 || CPU_COUNT(&mask) < 2) return 0;
+    /* the team first, with the caller's full mask (workers inherit their creator's) */
+    if (gcy_pool_run(gcy_noop_fn, NULL, 2) < 2) return 0;
+    int c = sched_getcpu();
+    if (c < 0) return 0;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) return 0;   /* the caller stays on c */
+    gcy_spread_probe p = {c, {-1, -1}};
+    int moves0 = gcy_pool_spread_moves();
+    int used = gcy_pool_run(gcy_spread_probe_fn, &p, 2);
+    int staged = p.cpu[1];
+    /* past the look-again gap of a worker that did not sleep (one that slept looks anyway) */
+    struct timespec gap = {0, GCY_SPREAD_GAP_NS + 2000000};
+    nanosleep(&gap, NULL);
+    p.pin_to = -1;
+    p.cpu[1] = -1;
+    if (used == 2) used = gcy_pool_run(gcy_spread_probe_fn, &p, 2);
+    sched_setaffinity(0, sizeof mask, &mask);
+    if (used < 2) return 0;
+    out[0] = c;
+    out[1] = staged;
+    out[2] = p.cpu[1];
+    out[3] = gcy_pool_spread_moves() - moves0;
+    return 1;
+#else
+    (void)out;
+    return 0;
+#endif
+}
+
 /* Barrier of the current job's threads (no-op outside a job or with one thread). */
 static void gcy_pool_barrier(void) {
     gcy_team * t = gcy_cur_team;
@@ -453,7 +649,9 @@ static void gcy_pool_barrier(void) {
         gcy_wake(&t->bar_gen, &t->bar_sleepers, &t->mu, &t->cv_bar);
         return;
     }
-    gcy_wait_gen(&t->bar_gen, g, &t->bar_sleepers, &t->mu, &t->cv_bar, NULL, gcy_bar_yield_ns);
+    if (gcy_wait_gen(&t->bar_gen, g, &t->bar_sleepers, &t->mu, &t->cv_bar, NULL, gcy_bar_yield_ns)
+            && gcy_cur_index > 0)   /* a worker woken from sleep: see gcy_spread */
+        gcy_spread(t, gcy_cur_index, nth, 1, &gcy_last_look);
 }
 
 /* Workers currently started over all cached teams (tests). */

@@ -1,0 +1,83 @@
+/* Developer tool (not shipped): calls of a 2..N-thread add of 1e6 float32 on ggml_cy's
+ * worker pool (ggml_cy/cpu/csrc/gcy_pool.h) right after the process sat idle, the way a
+ * Python program calls after a pause (and the bench after its settle time):
+ *   gcc -O3 -march=native -Iggml_cy/cpu/csrc bench/csrc/wake_probe.c -o /tmp/wake_probe -lpthread
+ *   /tmp/wake_probe NTH IDLE_US CALLS ROUNDS DYN
+ * Each round: for each of three pool settings, sleep IDLE_US, then CALLS calls back to back
+ * (gcy_pool_run with a static split, or gcy_pool_run_dyn with ggml_cy's home ranges when DYN
+ * is 1). The settings:
+ *   old    - pause spin only, then sleep (the pool before issue 14's wake-up work);
+ *   yield  - a sched_yield() every 64 pauses, then 2 ms of yielding before sleeping;
+ *   spread - yield, and a worker found on its caller's CPU moves (gcy_spread).
+ * Prints per setting the calls after each round's first 5, how many took over 300 us, their
+ * mean, and the migrations gcy_spread made; with TRACE set, every call's microseconds. */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "gcy_pool.h"
+
+static float *A, *B, *O;
+static const long N = 1000000;
+static long ctr[256 * 8];
+
+static void add_range(long lo, long hi) { for (long i = lo; i < hi; i++) O[i] = A[i] + B[i]; }
+static void job_static(void * arg, int ith, int nth) {
+    (void)arg;
+    add_range(N * ith / nth, N * (ith + 1) / nth);
+}
+static void job_dyn(void * arg, int ith, int nth) {   /* home range first, then the others' */
+    (void)arg;
+    long nch = (long)nth * 8;
+    for (int step = 0; step < nth; step++) {
+        int r = (ith + step) % nth;
+        long lo = r * nch / nth, hi = (r + 1) * nch / nth;
+        for (;;) {
+            long c = lo + __atomic_fetch_add(&ctr[r * 8], 1, __ATOMIC_RELAXED);
+            if (c >= hi) break;
+            add_range(N * c / nch, N * (c + 1) / nch);
+        }
+    }
+}
+
+int main(int argc, char ** argv) {
+    if (argc < 6) { fprintf(stderr, "usage: %s NTH IDLE_US CALLS ROUNDS DYN\n", argv[0]); return 2; }
+    int nth = atoi(argv[1]), idle_us = atoi(argv[2]), calls = atoi(argv[3]);
+    int rounds = atoi(argv[4]), dyn = atoi(argv[5]), trace = getenv("TRACE") != NULL;
+    if (nth < 2 || nth > 256 || calls < 6) { fprintf(stderr, "bad arguments\n"); return 2; }
+    A = malloc(N * 4); B = malloc(N * 4); O = malloc(N * 4);
+    for (long i = 0; i < N; i++) { A[i] = (float)i; B[i] = 1.0f; O[i] = 0.0f; }
+    gcy_pool_init(-1);
+    const char * names[3] = {"old", "yield", "spread"};
+    double sum[3] = {0};
+    int bad[3] = {0}, tot[3] = {0}, moves[3] = {0};
+    for (int r = 0; r < rounds; r++) {
+        for (int cfg = 0; cfg < 3; cfg++) {
+            gcy_pool_set_spread(cfg == 2);
+            gcy_pool_set_job_yield(cfg ? 2000000 : 0, cfg ? 64 : 0);
+            int m0 = gcy_pool_spread_moves();
+            usleep((useconds_t)idle_us);
+            if (trace) printf("%s:", names[cfg]);
+            for (int c = 0; c < calls; c++) {
+                long long t = gcy_mono_ns();
+                if (dyn) {
+                    for (int k = 0; k < nth; k++) ctr[k * 8] = 0;
+                    gcy_pool_run_dyn(job_dyn, NULL, nth);
+                } else {
+                    gcy_pool_run(job_static, NULL, nth);
+                }
+                long long us = (gcy_mono_ns() - t) / 1000;
+                if (trace) printf(" %lld", us);
+                if (c >= 5) { tot[cfg]++; bad[cfg] += us > 300; sum[cfg] += (double)us; }
+            }
+            if (trace) printf("\n");
+            moves[cfg] += gcy_pool_spread_moves() - m0;
+        }
+    }
+    for (int cfg = 0; cfg < 3; cfg++)
+        printf("{\"setting\": \"%s\", \"nth\": %d, \"dyn\": %d, \"idle_us\": %d, \"calls\": %d, "
+               "\"over_300us\": %d, \"mean_us\": %.1f, \"moves\": %d}\n", names[cfg], nth, dyn,
+               idle_us, tot[cfg], bad[cfg], sum[cfg] / tot[cfg], moves[cfg]);
+    return 0;
+}
