@@ -21,7 +21,7 @@ LINUX = sys.platform.startswith("linux")
 
 def _defaults():
     _kernels._pool_set_spread(True)
-    _kernels._pool_set_job_yield(2_000_000, 64)
+    _kernels._pool_set_job_yield(2_000_000, 256)
     _kernels._pool_set_spin(10000)
 
 
@@ -49,7 +49,7 @@ def test_worker_put_on_the_callers_cpu_moves_off_it():
 
 
 @pytest.mark.parametrize("spread,yield_ns,every,spin", [
-    (True, 2_000_000, 64, 10000),     # the defaults
+    (True, 2_000_000, 256, 10000),    # the defaults
     (False, 0, 0, 10000),             # the pool before: pause spin, then sleep
     (True, 0, 1, 0),                  # sleep at once; every spin step a yield
     (True, 50_000, 3, 200),           # short phases: workers fall asleep between calls
@@ -115,4 +115,4 @@ def test_setters_leave_a_value_when_given_a_negative():
     finally:
         _defaults()
     s = _kernels._pool_wait_settings()
-    assert (s["job_yield_ns"], s["yield_every"], s["spin"]) == (2_000_000, 64, 10000)
+    assert (s["job_yield_ns"], s["yield_every"], s["spin"]) == (2_000_000, 256, 10000)

@@ -7,7 +7,7 @@
  * (gcy_pool_run with a static split, or gcy_pool_run_dyn with ggml_cy's home ranges when DYN
  * is 1). The settings:
  *   old    - pause spin only, then sleep (the pool before issue 14's wake-up work);
- *   yield  - a sched_yield() every 64 pauses, then 2 ms of yielding before sleeping;
+ *   yield  - a sched_yield() every 256 pauses (YIELD_EVERY), then 2 ms of yielding before sleeping;
  *   spread - yield, and a worker found on its caller's CPU moves (gcy_spread).
  * Prints per setting the calls after each round's first 5, how many took over 300 us, their
  * mean, and the migrations gcy_spread made; with TRACE set, every call's microseconds. */
@@ -45,6 +45,7 @@ int main(int argc, char ** argv) {
     if (argc < 6) { fprintf(stderr, "usage: %s NTH IDLE_US CALLS ROUNDS DYN\n", argv[0]); return 2; }
     int nth = atoi(argv[1]), idle_us = atoi(argv[2]), calls = atoi(argv[3]);
     int rounds = atoi(argv[4]), dyn = atoi(argv[5]), trace = getenv("TRACE") != NULL;
+    int yield_every = getenv("YIELD_EVERY") ? atoi(getenv("YIELD_EVERY")) : 256;
     if (nth < 2 || nth > 256 || calls < 6) { fprintf(stderr, "bad arguments\n"); return 2; }
     A = malloc(N * 4); B = malloc(N * 4); O = malloc(N * 4);
     for (long i = 0; i < N; i++) { A[i] = (float)i; B[i] = 1.0f; O[i] = 0.0f; }
@@ -55,7 +56,7 @@ int main(int argc, char ** argv) {
     for (int r = 0; r < rounds; r++) {
         for (int cfg = 0; cfg < 3; cfg++) {
             gcy_pool_set_spread(cfg == 2);
-            gcy_pool_set_job_yield(cfg ? 2000000 : 0, cfg ? 64 : 0);
+            gcy_pool_set_job_yield(cfg ? 2000000 : 0, cfg ? yield_every : 0);
             int m0 = gcy_pool_spread_moves();
             usleep((useconds_t)idle_us);
             if (trace) printf("%s:", names[cfg]);

@@ -11,7 +11,7 @@ Three levels, innermost wins:
 The threads themselves are ggml_cy's own pthread pool (ggml_cy/cpu/csrc/gcy_pool.h), not
 OpenMP's: it survives fork() (a child made by os.fork or multiprocessing's "fork" method
 starts fresh workers on its first call). ``GGML_CY_SPINCOUNT`` (pause iterations, default
-10000, with a sched_yield() every 64) sets how long an idle worker spins, and
+10000, with a sched_yield() every 256) sets how long an idle worker spins, and
 ``GGML_CY_JOB_YIELD_US`` (default 2000) how long it then yields the CPU, before it sleeps.
 A worker that finds itself on its caller's CPU moves to another (``GGML_CY_POOL_SPREAD=0``
 turns that off).

@@ -142,9 +142,11 @@ static long long gcy_bar_yield_ns = 3000000;
  * 2-thread 1e6 float32 add, 25 calls after each 50 ms idle, 12 rounds: pause spin then
  * sleep (before) 36-158 of 240 calls over 300 us, mean 200-549 us; with these yields 2-14,
  * mean 136-168; with gcy_spread too 1-7, mean 88-134 (one thread alone: ~150; OpenMP, which
- * spins ~8 ms there, 87-99). */
+ * spins ~8 ms there, 87-99). A yield every 64 pauses measured the same as every 256 there,
+ * but on the 16-core host it made a 16-thread region ~0.3-0.6 us dearer (a worker inside
+ * the syscall sees the new job late), and every 1024 let co-located stretches back in. */
 static long long gcy_job_yield_ns = 2000000;
-static int gcy_yield_every = 64;        /* 0: the pause spin never yields */
+static int gcy_yield_every = 256;       /* 0: the pause spin never yields */
 static __thread gcy_team * gcy_cur_team = NULL;
 static __thread int gcy_cur_nth = 1;
 
