@@ -143,10 +143,21 @@ static long long gcy_bar_yield_ns = 3000000;
  * sleep (before) 36-158 of 240 calls over 300 us, mean 200-549 us; with these yields 2-14,
  * mean 136-168; with gcy_spread too 1-7, mean 88-134 (one thread alone: ~150; OpenMP, which
  * spins ~8 ms there, 87-99). A yield every 64 pauses measured the same as every 256 there,
- * but on the 16-core host it made a 16-thread region ~0.3-0.6 us dearer (a worker inside
- * the syscall sees the new job late), and every 1024 let co-located stretches back in. */
+ * and every 1024 let co-located stretches back in. */
 static long long gcy_job_yield_ns = 2000000;
 static int gcy_yield_every = 256;       /* 0: the pause spin never yields */
+static int gcy_this_cpu(void);
+/* Pause step i of a spin yields: every gcy_yield_every-th step, but in the first four
+ * periods (where a back-to-back call's new job usually arrives) only when the waiter sits
+ * on near_cpu, the CPU its caller last posted from (-1: none). Why: a worker inside the
+ * syscall sees a new job late, and on the 16-core host a 16-thread region measured ~0.5 us
+ * dearer with a yield every 256 pauses from the first one; while on the 2-core VM a
+ * worker sharing its caller's CPU wants to yield at once (waiting out four periods first
+ * made the 2-thread calls of bench/csrc/wake_probe.c ~20-40% slower on average). */
+static inline int gcy_spin_yields(int i, int near_cpu) {
+    if (gcy_yield_every <= 0 || (i + 1) % gcy_yield_every != 0) return 0;
+    return i >= 4 * gcy_yield_every || (near_cpu >= 0 && gcy_this_cpu() == near_cpu);
+}
 static __thread gcy_team * gcy_cur_team = NULL;
 static __thread int gcy_cur_nth = 1;
 
@@ -160,12 +171,15 @@ static long long gcy_mono_ns(void) {
  * the way (the scheduler then chose the CPU it woke on), 0 when spinning or yielding saw it. */
 static int gcy_wait_gen(unsigned * gen, unsigned seen, int * sleepers,
                         pthread_mutex_t * mu, pthread_cond_t * cv, const int * quit,
-                        long long yield_ns) {
+                        long long yield_ns, const int * near_cpu) {
     int i;
     for (i = 0; i < gcy_spin; i++) {
         if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != seen) return 0;
         if (quit && __atomic_load_n(quit, __ATOMIC_ACQUIRE)) return 0;
-        if (gcy_yield_every > 0 && (i + 1) % gcy_yield_every == 0) sched_yield(); else GCY_PAUSE();
+        if (gcy_spin_yields(i, near_cpu ? __atomic_load_n(near_cpu, __ATOMIC_RELAXED) : -1))
+            sched_yield();
+        else
+            GCY_PAUSE();
     }
     if (yield_ns > 0 && gcy_spin > 0) {
         const long long end = gcy_mono_ns() + yield_ns;
@@ -309,7 +323,7 @@ static void * gcy_worker_main(void * p) {
     unsigned seen = wa.gen;
     for (;;) {
         int slept = gcy_wait_gen(&t->gen, seen, &t->sleepers, &t->mu, &t->cv_work, &t->quit,
-                                 gcy_job_yield_ns);
+                                 gcy_job_yield_ns, &t->caller_cpu);
         if (__atomic_load_n(&t->quit, __ATOMIC_ACQUIRE)) break;
         seen = __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE);
         /* before joining: a worker stuck on the caller's CPU would otherwise never join an
@@ -541,8 +555,7 @@ static int gcy_pool_run_impl(gcy_task_fn fn, void * arg, int nth, int optional) 
             __atomic_fetch_or(&t->st, GCY_ST_CLOSED, GCY_SEQ);
         int i;
         for (i = 0; i < gcy_spin && !gcy_job_done(t, optional); i++) {
-            if (gcy_yield_every > 0 && (i + 1) % gcy_yield_every == 0) sched_yield();
-            else GCY_PAUSE();
+            if (gcy_spin_yields(i, -1)) sched_yield(); else GCY_PAUSE();
         }
         if (!gcy_job_done(t, optional) && gcy_job_yield_ns > 0 && gcy_spin > 0) {
             const long long end = gcy_mono_ns() + gcy_job_yield_ns;
@@ -651,7 +664,8 @@ static void gcy_pool_barrier(void) {
         gcy_wake(&t->bar_gen, &t->bar_sleepers, &t->mu, &t->cv_bar);
         return;
     }
-    if (gcy_wait_gen(&t->bar_gen, g, &t->bar_sleepers, &t->mu, &t->cv_bar, NULL, gcy_bar_yield_ns)
+    if (gcy_wait_gen(&t->bar_gen, g, &t->bar_sleepers, &t->mu, &t->cv_bar, NULL, gcy_bar_yield_ns,
+                     NULL)
             && gcy_cur_index > 0)   /* a worker woken from sleep: see gcy_spread */
         gcy_spread(t, gcy_cur_index, nth, 1, &gcy_last_look);
 }

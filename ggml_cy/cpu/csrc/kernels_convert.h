@@ -480,6 +480,9 @@ KERN_ROUND_PORTABLE(round, rint)
 #endif
 
 /* Next chunk index of a shared work counter (dynamic scheduling in compute_parallel). */
+static inline int64_t kern_atomic_load(int64_t * counter) {
+    return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
 static inline int64_t kern_atomic_next(int64_t * counter) {
     return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
