@@ -3,18 +3,21 @@
  * Python program calls after a pause (and the bench after its settle time):
  *   gcc -O3 -march=native -Iggml_cy/cpu/csrc bench/csrc/wake_probe.c -o /tmp/wake_probe -lpthread
  *   /tmp/wake_probe NTH IDLE_US CALLS ROUNDS DYN
- * Each round: for each of three pool settings, sleep IDLE_US, then CALLS calls back to back
+ * Each round: for each pool setting, sleep IDLE_US, then CALLS calls back to back
  * (gcy_pool_run with a static split, or gcy_pool_run_dyn with ggml_cy's home ranges when DYN
- * is 1). The settings:
+ * is 1). The settings (SETTINGS=old,yield,... picks some; default all):
  *   old    - pause spin only, then sleep (the pool before issue 14's wake-up work);
  *   yield  - a sched_yield() every 256 pauses (YIELD_EVERY), then 2 ms of yielding before sleeping;
- *   spread - yield, and a worker found on its caller's CPU moves (gcy_spread).
+ *   spread - yield, and a worker found on its caller's CPU moves (gcy_spread);
+ *   every  - spread, the spin's yields, no yield phase before sleeping;
+ *   phase  - spread, the yield phase, no yields inside the spin.
  * Prints per setting the calls after each round's first 5, how many took over 300 us, their
  * mean, and the migrations gcy_spread made; with TRACE set, every call's microseconds. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "gcy_pool.h"
 
@@ -50,13 +53,18 @@ int main(int argc, char ** argv) {
     A = malloc(N * 4); B = malloc(N * 4); O = malloc(N * 4);
     for (long i = 0; i < N; i++) { A[i] = (float)i; B[i] = 1.0f; O[i] = 0.0f; }
     gcy_pool_init(-1);
-    const char * names[3] = {"old", "yield", "spread"};
-    double sum[3] = {0};
-    int bad[3] = {0}, tot[3] = {0}, moves[3] = {0};
+    const char * names[5] = {"old", "yield", "spread", "every", "phase"};
+    const char * pick = getenv("SETTINGS");
+    int on[5];
+    for (int k = 0; k < 5; k++) on[k] = pick == NULL || strstr(pick, names[k]) != NULL;
+    double sum[5] = {0};
+    int bad[5] = {0}, tot[5] = {0}, moves[5] = {0};
     for (int r = 0; r < rounds; r++) {
-        for (int cfg = 0; cfg < 3; cfg++) {
-            gcy_pool_set_spread(cfg == 2);
-            gcy_pool_set_job_yield(cfg ? 2000000 : 0, cfg ? yield_every : 0);
+        for (int cfg = 0; cfg < 5; cfg++) {
+            if (!on[cfg]) continue;
+            gcy_pool_set_spread(cfg >= 2);
+            gcy_pool_set_job_yield(cfg == 0 || cfg == 3 ? 0 : 2000000,
+                                   cfg == 0 || cfg == 4 ? 0 : yield_every);
             int m0 = gcy_pool_spread_moves();
             usleep((useconds_t)idle_us);
             if (trace) printf("%s:", names[cfg]);
@@ -76,8 +84,8 @@ int main(int argc, char ** argv) {
             moves[cfg] += gcy_pool_spread_moves() - m0;
         }
     }
-    for (int cfg = 0; cfg < 3; cfg++)
-        printf("{\"setting\": \"%s\", \"nth\": %d, \"dyn\": %d, \"idle_us\": %d, \"calls\": %d, "
+    for (int cfg = 0; cfg < 5; cfg++)
+        if (on[cfg]) printf("{\"setting\": \"%s\", \"nth\": %d, \"dyn\": %d, \"idle_us\": %d, \"calls\": %d, "
                "\"over_300us\": %d, \"mean_us\": %.1f, \"moves\": %d}\n", names[cfg], nth, dyn,
                idle_us, tot[cfg], bad[cfg], sum[cfg] / tot[cfg], moves[cfg]);
     return 0;
