@@ -8,6 +8,7 @@
 #define _GNU_SOURCE   /* sched_getcpu and CPU_SET in gcy_pool.h */
 #include <omp.h>
 #include "gcy_pool.h"
+#include "probe_split.h"
 
 typedef struct { float * o; const float * a; const float * b; long n; long ctr[256 * 8]; } job_t;
 
@@ -21,19 +22,14 @@ static void job_static(void * arg, int ith, int nth) {
     job_t * j = (job_t *)arg;
     add_range(j, j->n * ith / nth, j->n * (ith + 1) / nth);
 }
+typedef struct { job_t * j; long nch; } dyn_ctx;
+static void dyn_chunk(void * ctx, long c) {
+    dyn_ctx * d = (dyn_ctx *)ctx;
+    add_range(d->j, d->j->n * c / d->nch, d->j->n * (c + 1) / d->nch);
+}
 static void job_dyn(void * arg, int ith, int nth) {
-    job_t * j = (job_t *)arg;
-    long nch = (long)nth * 8;
-    for (int step = 0; step < nth; step++) {
-        int r = (ith + step) % nth;
-        long lo = r * nch / nth, hi = (r + 1) * nch / nth;
-        if (step > 0 && __atomic_load_n(&j->ctr[r * 8], __ATOMIC_RELAXED) >= hi - lo) continue;
-        for (;;) {
-            long c = lo + __atomic_fetch_add(&j->ctr[r * 8], 1, __ATOMIC_RELAXED);
-            if (c >= hi) break;
-            add_range(j, j->n * c / nch, j->n * (c + 1) / nch);
-        }
-    }
+    dyn_ctx d = {(job_t *)arg, (long)nth * 8};
+    probe_dyn_split(d.j->ctr, ith, nth, d.nch, dyn_chunk, &d);
 }
 
 double gcy_probe_add(float * o, const float * a, const float * b, long n, int nth, int reps,

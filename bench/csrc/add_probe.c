@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gcy_pool.h"
+#include "probe_split.h"
 
 static float *A, *B, *O;
 static long N;
@@ -42,19 +43,15 @@ static void job_static_timed(void * arg, int ith, int nth) {
     lag_sum[ith] += s - t_call;
     dur_sum[ith] += e - s;
 }
+static void dyn_chunk(void * ctx, long c) {
+    long nchunks = (long)(intptr_t)ctx;
+    long e0 = (N * c / nchunks) & ~15L, e1 = c == nchunks - 1 ? N : (N * (c + 1) / nchunks) & ~15L;
+    add_range(e0, e1);
+}
 static void job_dyn(void * arg, int ith, int nth) {
     (void)arg;
     long nchunks = (long)nth * NCH;
-    for (int step = 0; step < nth; step++) {
-        int r = (ith + step) % nth;
-        long lo = r * nchunks / nth, hi = (r + 1) * nchunks / nth;
-        for (;;) {
-            long c = lo + __atomic_fetch_add(&ctr[r * 8], 1, __ATOMIC_RELAXED);
-            if (c >= hi) break;
-            long e0 = (N * c / nchunks) & ~15L, e1 = c == nchunks - 1 ? N : (N * (c + 1) / nchunks) & ~15L;
-            add_range(e0, e1);
-        }
-    }
+    probe_dyn_split(ctr, ith, nth, nchunks, dyn_chunk, (void *)(intptr_t)nchunks);
 }
 
 static double ns_now(void) { return (double)gcy_mono_ns(); }

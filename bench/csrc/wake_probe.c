@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "gcy_pool.h"
+#include "probe_split.h"
 
 static float *A, *B, *O;
 static const long N = 1000000;
@@ -30,18 +31,13 @@ static void job_static(void * arg, int ith, int nth) {
     (void)arg;
     add_range(N * ith / nth, N * (ith + 1) / nth);
 }
+static void dyn_chunk(void * ctx, long c) {
+    long nch = (long)(intptr_t)ctx;
+    add_range(N * c / nch, N * (c + 1) / nch);
+}
 static void job_dyn(void * arg, int ith, int nth) {   /* home range first, then the others' */
     (void)arg;
-    long nch = (long)nth * 8;
-    for (int step = 0; step < nth; step++) {
-        int r = (ith + step) % nth;
-        long lo = r * nch / nth, hi = (r + 1) * nch / nth;
-        for (;;) {
-            long c = lo + __atomic_fetch_add(&ctr[r * 8], 1, __ATOMIC_RELAXED);
-            if (c >= hi) break;
-            add_range(N * c / nch, N * (c + 1) / nch);
-        }
-    }
+    probe_dyn_split(ctr, ith, nth, (long)nth * 8, dyn_chunk, (void *)(intptr_t)((long)nth * 8));
 }
 
 int main(int argc, char ** argv) {

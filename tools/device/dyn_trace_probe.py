@@ -8,14 +8,13 @@ import sys
 import numpy as np
 
 from ggml_cy.cpu import _kernels as K
-from probe_common import emit, save
+from probe_common import tuning_kept, emit, save
 
 
 def main():
     nth = int(sys.argv[2]) if len(sys.argv) > 2 else 16
     rows = []
-    old = K._set_tuning()
-    try:
+    with tuning_kept(K) as old:
         for n in (16384, 262144, 1000000, 3000000):
             K._set_tuning(par_min=1024 if n < 32768 else old[0])
             a = np.random.rand(n).astype(np.float32)
@@ -38,8 +37,6 @@ def main():
                    "stolen": [round(t["stolen"], 2) for t in threads],
                    "joined_per_call": [round(t["calls"] / reps, 3) for t in threads]}
             emit(rows, row)
-    finally:
-        K._set_tuning(*old)
     save(rows)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 import ggml_cy
-from probe_common import block, emit, medians, save
+from probe_common import tuning_kept, block, emit, medians, save
 from ggml_cy.cpu import _kernels as K
 
 
@@ -34,9 +34,8 @@ def cases():
 
 
 def main():
-    old = K._set_tuning()
     rows = []
-    try:
+    with tuning_kept(K) as old:
         for name, g, tf in cases():
             for nth in (1, 2, 4, 8, 16):
                 torch.set_num_threads(nth)
@@ -54,8 +53,6 @@ def main():
                        "plain_vs_torch": round(med["torch"] / med["plain"], 3),
                        "stream_vs_torch": round(med["torch"] / med["stream"], 3)}
                 emit(rows, row)
-    finally:
-        K._set_tuning(*old)
     save(rows)
 
 

@@ -7,16 +7,15 @@ import sys
 import numpy as np
 
 import ggml_cy
-from probe_common import block, emit, medians, save
+from probe_common import tuning_kept, block, emit, medians, save
 from ggml_cy.cpu import _kernels as K
 
 
 def main():
     tmax = int(sys.argv[2]) if len(sys.argv) > 2 else 16
-    old = K._set_tuning()
     rows = []
     counts = [t for t in (2, 4, 8, 16) if t <= tmax]
-    try:
+    with tuning_kept(K) as old:
         for op, dt in (("add", np.float32), ("add", np.float64), ("add", np.float16),
                        ("maximum", np.float32)):
             for n in (8192, 16384, 24576, 32768, 49152, 65536, 131072, 262144, 1048576):
@@ -39,8 +38,6 @@ def main():
                 row = {"op": op, "dtype": np.dtype(dt).name, "n": n, "us": med,
                        "best": min(med, key=med.get)}
                 emit(rows, row)
-    finally:
-        K._set_tuning(*old)
     save(rows)
 
 

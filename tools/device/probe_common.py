@@ -1,6 +1,7 @@
 """Shared pieces of the device probes (developer tools, not shipped): a timed block of calls
 and the one-JSON-line-per-row output. The probes run as scripts (python3 tools/device/x.py),
 so this folder is on sys.path and `import probe_common` finds this file."""
+import contextlib
 import json
 import sys
 import time
@@ -29,3 +30,14 @@ def save(rows):
 def medians(samples, scale):
     """{name: median of its samples x scale (1e6: microseconds), 3 decimals}."""
     return {k: round(sorted(v)[len(v) // 2] * scale, 3) for k, v in samples.items()}
+
+
+@contextlib.contextmanager
+def tuning_kept(kernels):
+    """Runs the block with ggml_cy's size thresholds as the probe sets them, and puts the
+    previous values back afterwards (also when the probe fails): yields the previous tuple."""
+    old = kernels._set_tuning()
+    try:
+        yield old
+    finally:
+        kernels._set_tuning(*old)

@@ -6,7 +6,7 @@
 set -u
 OUT=$1 T=$(nproc)
 export PYTHONPATH=.:${PYTHONPATH:-}
-gcc -O3 -march=x86-64-v4 -fopenmp -fPIC -shared -Iggml_cy/cpu/csrc bench/csrc/add_lib.c -o /tmp/add_lib.so -lpthread || exit 1
+bash tools/device/build_probes.sh || exit 1   # the C probes, into /tmp
 timeout 100 python3 tools/device/addlib_probe.py "$OUT/addlib.json" "$T" /tmp/add_lib.so
 timeout 100 python3 tools/device/align_probe.py "$OUT/align.json" "$T"
 timeout 80 python3 tools/device/dyn_trace_probe.py "$OUT/trace16.json" "$T" | cut -c1-400

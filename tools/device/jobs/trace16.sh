@@ -6,11 +6,7 @@
 set -u
 OUT=$1 T=$(nproc)
 export PYTHONPATH=.:${PYTHONPATH:-}
-mkdir -p /tmp/oldpool && cp tools/device/old_gcy_pool.h /tmp/oldpool/gcy_pool.h
-gcc -O3 -march=native -Iggml_cy/cpu/csrc bench/csrc/wake_probe.c -o /tmp/wake_probe -lpthread || exit 1
-gcc -O3 -march=native -fopenmp -Iggml_cy/cpu/csrc bench/csrc/add_probe.c -o /tmp/add_probe -lpthread || exit 1
-gcc -O2 -fopenmp -I/tmp/oldpool bench/csrc/pool_probe.c -o /tmp/pool_old -lpthread || exit 1
-gcc -O2 -fopenmp -Iggml_cy/cpu/csrc bench/csrc/pool_probe.c -o /tmp/pool_new -lpthread || exit 1
+bash tools/device/build_probes.sh || exit 1   # the C probes, into /tmp
 timeout 120 python3 tools/device/dyn_trace_probe.py "$OUT/trace16.json" "$T"
 for r in 1 2; do timeout 30 /tmp/add_probe 1000000 16 | tee -a "$OUT/add.jsonl"; done
 for r in 1 2 3; do for v in old new; do

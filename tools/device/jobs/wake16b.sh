@@ -7,8 +7,7 @@
 set -u
 OUT=$1 T=$(nproc)
 export PYTHONPATH=.:${PYTHONPATH:-}
-gcc -O3 -march=native -Iggml_cy/cpu/csrc bench/csrc/wake_probe.c -o /tmp/wake_probe -lpthread || exit 1
-gcc -O3 -march=x86-64-v4 -fopenmp -fPIC -shared -Iggml_cy/cpu/csrc bench/csrc/add_lib.c -o /tmp/add_lib.so -lpthread || exit 1
+bash tools/device/build_probes.sh || exit 1   # the C probes, into /tmp
 for r in 1 2; do for dyn in 0 1; do
   timeout 60 /tmp/wake_probe 16 50000 25 12 $dyn | sed "s/^{/{\"round\": $r, /" | tee -a "$OUT/wake.jsonl"
 done; done
