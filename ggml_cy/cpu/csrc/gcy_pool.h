@@ -150,10 +150,11 @@ static int gcy_this_cpu(void);
 /* Pause step i of a spin yields: every gcy_yield_every-th step, but in the first four
  * periods (where a back-to-back call's new job usually arrives) only when the waiter sits
  * on near_cpu, the CPU its caller last posted from (-1: none). Why: a worker inside the
- * syscall sees a new job late, and on the 16-core host a 16-thread region measured ~0.5 us
- * dearer with a yield every 256 pauses from the first one; while on the 2-core VM a
- * worker sharing its caller's CPU wants to yield at once (waiting out four periods first
- * made the 2-thread calls of bench/csrc/wake_probe.c ~20-40% slower on average). */
+ * syscall sees a new job late. (On the 16-core host a bare 16-thread region measured
+ * 0.3-0.6 us dearer than before these waits, with yields from the first period and with
+ * the quiet periods alike, so that cost lies elsewhere.) On the 2-core VM a worker sharing
+ * its caller's CPU wants to yield at once: quiet periods for it too made the 2-thread calls
+ * of bench/csrc/wake_probe.c ~20-40% slower on average. */
 static inline int gcy_spin_yields(int i, int near_cpu) {
     if (gcy_yield_every <= 0 || (i + 1) % gcy_yield_every != 0) return 0;
     return i >= 4 * gcy_yield_every || (near_cpu >= 0 && gcy_this_cpu() == near_cpu);
