@@ -4,7 +4,7 @@ strides, thread counts and `out` arrays. Each call either raises a clear error
 (ValueError / TypeError) or returns values bitwise equal to gguf-py's dequantize of the
 same bytes (where gguf-py knows the type) and to ggml_cy's own one-thread result.
 
-Time budget: GGML_CY_FUZZ_SECONDS (default 20); GGML_CY_FUZZ_SEED picks the seed."""
+Time budget: GGML_CY_FUZZ_SECONDS (default 10); GGML_CY_FUZZ_SEED picks the seed."""
 import os
 import time
 import warnings
@@ -15,7 +15,7 @@ import pytest
 import ggml_cy
 from ggml_cy import GGMLType
 
-BUDGET = float(os.environ.get("GGML_CY_FUZZ_SECONDS", "20"))
+BUDGET = float(os.environ.get("GGML_CY_FUZZ_SECONDS", "10"))
 SEED = int(os.environ.get("GGML_CY_FUZZ_SEED", "0"))
 QUANTIZED = [t for t in GGMLType if t.is_quantized]
 

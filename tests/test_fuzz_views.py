@@ -5,7 +5,7 @@ elements are exactly the parent's bytes at the computed addresses; reads and wri
 through it never touch memory outside the parent (a guard tensor after it stays intact,
 the arena's object list stays readable).
 
-Time budget: GGML_CY_FUZZ_SECONDS per test (default 20; longer on demand,
+Time budget: GGML_CY_FUZZ_SECONDS per test (default 10; longer on demand,
 ``GGML_CY_FUZZ_SECONDS=600 pytest tests/test_fuzz_views.py``). GGML_CY_FUZZ_SEED picks the
 seed (printed on failure)."""
 import os
@@ -18,7 +18,7 @@ import ggml_cy
 from ggml_cy import backend as B
 from ggml_cy.core._core import ContextMemoryError
 
-BUDGET = float(os.environ.get("GGML_CY_FUZZ_SECONDS", "20"))
+BUDGET = float(os.environ.get("GGML_CY_FUZZ_SECONDS", "10"))
 SEED = int(os.environ.get("GGML_CY_FUZZ_SEED", "0"))
 OK_ERRORS = (ValueError, TypeError, OverflowError, ContextMemoryError)
 TYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "f64": np.float64,

@@ -4,7 +4,7 @@ bytes inserted and deleted, length and count fields set to extreme values, the f
 and every result must either load (and then every value and tensor can be read) or raise
 GGUFError. A crash, a hang or any other exception fails.
 
-Time budget: GGML_CY_GGUF_FUZZ_SECONDS (default 20 s in all); the seed is
+Time budget: GGML_CY_GGUF_FUZZ_SECONDS (default 10 s in all); the seed is
 GGML_CY_FUZZ_SEED (default 0), printed on failure.
 """
 import os
@@ -18,7 +18,7 @@ import ggml_cy.gguf as gg
 from ggml_cy.gguf import GGUFError
 from _gguf_bytes import LE, BE, U8, U32, I64, F32, STR, ARR, small_file
 
-BUDGET = float(os.environ.get("GGML_CY_GGUF_FUZZ_SECONDS", "20"))
+BUDGET = float(os.environ.get("GGML_CY_GGUF_FUZZ_SECONDS", "10"))
 SEED = int(os.environ.get("GGML_CY_FUZZ_SEED", "0"))
 MAX_CALL_SECONDS = 5.0
 
