@@ -1,5 +1,5 @@
 """Contiguous rows run element by element up to the destination's next 64-byte boundary,
-then vectorized (issue 14, line_peel in ggml_cy/cpu/_kernels.pyx.tp): results stay
+then vectorized (issue 14, kern_line_peel in ggml_cy/cpu/csrc/kernels_stream.h): results stay
 numpy's, bit for bit, at every start offset within a cache line, around the row length
 where peeling starts (LINE_PEEL_MIN = 256), with operands at the destination's offset
 and at others, and with a scalar operand."""
