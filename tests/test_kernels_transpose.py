@@ -33,7 +33,7 @@ def streaming(kernel_tuning):
 def fused_off():
     """Call f with the fused paths off (the generic reference), then on again."""
     def run(f):
-        old = K._set_fused_paths(False, False)
+        old = K._set_fused_paths(False, False, ilv=False)
         try:
             return f()
         finally:
@@ -303,3 +303,91 @@ def test_gather_only_for_scattered_rows(gathering):
         assert not K._plan_info("ADD", out, a, b)["gather"]
         K._apply("ADD", out, a, b, n_threads=2)
         assert bits_equal(out, a + b)
+
+
+# ------------------------------------------------------------- interleaved rows, plain stores
+@pytest.fixture
+def interleaving(kernel_tuning):
+    """Plain stores everywhere (no streaming rule), parallel from 8 elements."""
+    kernel_tuning(par_min=8, par_min_heavy=8, nt_min_bytes=1 << 40, llc_bytes=1 << 40)
+
+
+def expect_ilv(out, v, n_threads):
+    """P.ilv exactly where plan_build's rule says: output rows back to back and at most
+    1 KiB, a source's rows apart, three dims or more, from 256 KiB of output."""
+    p = K._plan_info("CONT", out, v, n_threads=n_threads)
+    es = out.itemsize
+    want = (p["nd"] >= 3 and p["ne"][1] >= 2 and p["nb"][0][0] == es
+            and p["nb"][0][1] == p["ne"][0] * es and p["ne"][0] * es <= 1024
+            and p["nb"][1][1] not in (0, p["ne"][0] * p["nb"][1][0])
+            and out.nbytes >= 256 * 1024)
+    assert not p["gather"] and not p["nt"]
+    assert p["ilv"] == want, p
+    return want
+
+
+ILV_PERMS = [((16, 128, 64, 64), (0, 2, 1, 3)), ((8, 64, 40, 65), (0, 2, 1, 3)),
+             ((3, 50, 70, 256), (1, 0, 2, 3)), ((40, 300, 24), (1, 0, 2)),
+             ((2, 30, 40, 33), (2, 0, 1, 3)), ((64, 64, 64, 300), (0, 2, 1, 3))]
+
+
+@pytest.mark.parametrize("shape,axes", ILV_PERMS, ids=lambda p: str(p))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8])
+def test_interleaved_permute_copy(shape, axes, dtype, fused_off, interleaving):
+    """Bitwise equal to numpy and to the row-by-row path, for every interleave width, every
+    thread count (edges of partial runs where a thread's range starts or ends) and every
+    output offset."""
+    rng = np.random.default_rng(11)
+    x = values(rng, shape, dtype) if np.dtype(dtype).kind == "f" else \
+        rng.integers(-100, 100, shape).astype(dtype)
+    v = x.transpose(axes)
+    ref = np.ascontiguousarray(v)
+    seen = False
+    for off, runs, n_threads in itertools.product((0, 3), (1, 5, 16), (1, 2, 3)):
+        old = K._set_fused_paths(gather_runs=runs)
+        try:
+            out = offset_view(np.zeros(v.shape, dtype), off)
+            seen |= expect_ilv(out, v, n_threads)
+            flags = K._apply("CONT", out, v, n_threads=n_threads)
+        finally:
+            K._set_fused_paths(*old)
+        assert bits_equal(out, ref)
+        out2 = np.zeros_like(out)
+        assert fused_off(lambda: K._apply("CONT", out2, v, n_threads=n_threads)) == flags
+        assert bits_equal(out2, ref)
+    if shape == (16, 128, 64, 64):
+        assert seen      # the bench's permute copy
+
+
+def test_interleaved_convert_and_binary(fused_off, interleaving):
+    """Conversions and binary ops on the interleaved path: same bits and FP flags as the
+    row-by-row path (NaN payloads, infinities, signed zeros in both operands)."""
+    rng = np.random.default_rng(12)
+    v = values(rng, (6, 80, 40, 48), np.float32).transpose(0, 2, 1, 3)
+    h = np.empty(v.shape, np.float16)
+    assert K._plan_info("CPY", h, v, n_threads=2)["ilv"]
+    K._apply("CPY", h, v, n_threads=2)
+    assert bits_equal(h, v.astype(np.float16))
+    # float16 operands (converted through float32 row by row) take it; same-type float32
+    # rows this short take the packed runs (run_rows_srun) first
+    for dtype, path in ((np.float16, "ilv"), (np.float32, "srun")):
+        a = np.ascontiguousarray(values(rng, (6, 80, 40, 48), dtype)).transpose(0, 2, 1, 3)
+        y = values(rng, a.shape, dtype)
+        out = np.empty(a.shape, dtype)
+        assert K._plan_info("ADD", out, a, y, n_threads=2)[path]
+        for op, f in OPS:
+            check(op, f, out, a, y, 2, fused_off)
+            check(op, f, out, y, a, 3, fused_off)
+
+
+def test_interleaved_through_copyto():
+    """The public copyto and ascontiguousarray take it (plain stores: a working set far
+    below the cache size rule's), equal to numpy's."""
+    import ggml_cy
+    x = np.random.default_rng(13).standard_normal((4, 64, 32, 64)).astype(np.float32)
+    v = x.transpose(0, 2, 1, 3)
+    out = np.empty(v.shape, np.float32)
+    assert K._plan_info("CONT", out, v, n_threads=2)["ilv"]
+    ggml_cy.copyto(out, v, n_threads=2)
+    assert bits_equal(out, np.ascontiguousarray(v))
+    assert bits_equal(ggml_cy.ascontiguousarray(v, n_threads=2), np.ascontiguousarray(v))

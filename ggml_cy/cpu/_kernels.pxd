@@ -47,7 +47,7 @@ cdef int compute_parallel(ggml_tensor * dst, int n_threads) noexcept nogil
 # and writes working_set_bytes: only beyond the last-level cache (issue 14). The fused
 # executor asks this too. llc_bytes: the LLC size measured at import.
 cdef bint stream_pays(int64_t out_bytes, int64_t working_set_bytes, int nth,
-                      bint one_pass) noexcept nogil
+                      bint one_pass, bint share=*) noexcept nogil
 cdef int64_t llc_bytes() noexcept nogil
 
 # Threads actually worth using for this node (1 below the size where a parallel region
