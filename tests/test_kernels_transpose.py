@@ -344,7 +344,7 @@ def test_interleaved_permute_copy(shape, axes, dtype, fused_off, interleaving):
     ref = np.ascontiguousarray(v)
     seen = False
     for off, runs, n_threads in itertools.product((0, 3), (1, 5, 16), (1, 2, 3)):
-        old = K._set_fused_paths(gather_runs=runs)
+        old = K._set_fused_paths(ilv_runs=runs)
         try:
             out = offset_view(np.zeros(v.shape, dtype), off)
             seen |= expect_ilv(out, v, n_threads)

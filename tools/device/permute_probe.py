@@ -4,7 +4,7 @@ x.permute(0,2,1,3)) on the same memory, blocks taking turns, 7 rounds, at 1 and 
 and at all. Paths, set through the test hooks:
   plan     what plan_build picks on its own;
   rows     plain stores row by row in the output's order (gathering and interleaving off);
-  ilv      plain stores, output runs interleaved, source prefetched (the streaming rules off);
+  ilvK     plain stores, K output runs interleaved, source prefetched (streaming rules off);
   ilv1     the same, one run at a time (prefetch only);
   gather   staged and streamed (the streaming rule forced on).
 One JSON line per shape and thread count: microseconds (median) and the plans taken."""
@@ -22,8 +22,10 @@ PLAIN = dict(llc_bytes=1 << 40, share_bytes=0, nt_min_bytes=1 << 40)
 STREAM = dict(llc_bytes=0, share_bytes=0)
 PATHS = {"plan": ({}, {}),
          "rows": (PLAIN, dict(gather=False, ilv=False)),
-         "ilv": (PLAIN, dict(gather=False, ilv=True)),
-         "ilv1": (PLAIN, dict(gather=False, ilv=True, gather_runs=1)),
+         "ilv16": (PLAIN, dict(gather=False, ilv=True, ilv_runs=16)),
+         "ilv8": (PLAIN, dict(gather=False, ilv=True, ilv_runs=8)),
+         "ilv4": (PLAIN, dict(gather=False, ilv=True, ilv_runs=4)),
+         "ilv1": (PLAIN, dict(gather=False, ilv=True, ilv_runs=1)),
          "gather": (STREAM, dict(gather=True, ilv=False))}
 
 
