@@ -308,8 +308,12 @@ def test_gather_only_for_scattered_rows(gathering):
 # ------------------------------------------------------------- interleaved rows, plain stores
 @pytest.fixture
 def interleaving(kernel_tuning):
-    """Plain stores everywhere (no streaming rule), parallel from 8 elements."""
+    """Plain stores everywhere (no streaming rule), parallel from 8 elements, the
+    interleaved rows on (off by default: they depend on the CPU)."""
     kernel_tuning(par_min=8, par_min_heavy=8, nt_min_bytes=1 << 40, llc_bytes=1 << 40)
+    old = K._set_fused_paths(ilv=True)
+    yield
+    K._set_fused_paths(*old)
 
 
 def expect_ilv(out, v, n_threads):
@@ -380,14 +384,38 @@ def test_interleaved_convert_and_binary(fused_off, interleaving):
             check(op, f, out, y, a, 3, fused_off)
 
 
-def test_interleaved_through_copyto():
-    """The public copyto and ascontiguousarray take it (plain stores: a working set far
-    below the cache size rule's), equal to numpy's."""
+@pytest.mark.parametrize("on", [False, True])
+def test_interleaved_through_copyto(on):
+    """The public copyto and ascontiguousarray take it when it is on (plain stores: a
+    working set far below the cache size rule's) and plain rows by default, equal to
+    numpy's either way."""
     import ggml_cy
     x = np.random.default_rng(13).standard_normal((4, 64, 32, 64)).astype(np.float32)
     v = x.transpose(0, 2, 1, 3)
     out = np.empty(v.shape, np.float32)
-    assert K._plan_info("CONT", out, v, n_threads=2)["ilv"]
-    ggml_cy.copyto(out, v, n_threads=2)
-    assert bits_equal(out, np.ascontiguousarray(v))
-    assert bits_equal(ggml_cy.ascontiguousarray(v, n_threads=2), np.ascontiguousarray(v))
+    old = K._set_fused_paths(ilv=True) if on else K._set_fused_paths()
+    try:
+        p = K._plan_info("CONT", out, v, n_threads=2)
+        assert p["ilv"] == on and not p["gather"] and not p["nt"]
+        ggml_cy.copyto(out, v, n_threads=2)
+        assert bits_equal(out, np.ascontiguousarray(v))
+        assert bits_equal(ggml_cy.ascontiguousarray(v, n_threads=2), np.ascontiguousarray(v))
+    finally:
+        K._set_fused_paths(*old)
+
+
+def test_gathered_rows_not_by_the_share_rule(kernel_tuning):
+    """Staged-and-streamed gathering only by the cache-size rules: a working set past the
+    many-core share (NT_SHARE_BYTES) but inside the LLC keeps plain rows, while a
+    contiguous copy of that size streams by that rule."""
+    kernel_tuning(llc_bytes=1 << 30, share_bytes=1 << 20, nt_min_bytes=1 << 20)
+    x = np.zeros((8, 64, 32, 64), np.float32)           # 4 MiB each way
+    v = x.transpose(0, 2, 1, 3)
+    out = np.empty(v.shape, np.float32)
+    for nth in (2, 16):
+        p = K._plan_info("CONT", out, v, n_threads=nth)
+        assert not p["gather"] and not p["nt"], p
+    if K._one_pass_nt():
+        assert K._plan_info("CONT", np.empty_like(x), x, n_threads=16)["nt"]
+    kernel_tuning(llc_bytes=1 << 20)                     # now past the LLC: gathered
+    assert K._plan_info("CONT", out, v, n_threads=2)["gather"] == K._one_pass_nt()
