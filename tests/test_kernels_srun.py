@@ -178,11 +178,11 @@ def test_not_taken():
     assert not info["srun"]
 
 
-# ------------------------------------------------------ column broadcasts in one pass (colb)
-def run_colb(op, a, b, n_threads, colb):
+# ------------------------------------------- row and column broadcasts in one pass (bcast)
+def run_bcast(op, a, b, n_threads, on):
     shape = np.broadcast_shapes(a.shape, b.shape)
     out = np.empty(shape, np.result_type(a, b))
-    old = K._set_fused_paths(colb=colb)
+    old = K._set_fused_paths(bcast=on)
     try:
         flags = K._apply(op, out, a, b, n_threads=n_threads)
         info = K._plan_info(op, out, np.broadcast_to(a, shape), np.broadcast_to(b, shape),
@@ -205,32 +205,36 @@ def offset_rows(x, off):
     (np.float32, (15, 16, 17, 31, 32, 33, 48, 100, 256)),
     (np.float64, (7, 8, 9, 16, 17, 100, 128))])
 @pytest.mark.parametrize("n_threads", [1, 3])
-def test_column_broadcast_one_pass(dtype, lengths, n_threads, stores):
-    """kern_binary_colb: bitwise equal to numpy and to the packed path (colb off), FP flags
+def test_broadcast_one_pass(dtype, lengths, n_threads, stores):
+    """kern_binary_bcast: bitwise equal to numpy and to the packed path (bcast off), FP flags
     too, for row lengths around the vector width, both operand orders, every op, operands
-    at several offsets within a line (vectors straddling row ends), and a column read with
-    a row stride of its own (a column of a wider array)."""
+    at several offsets within a line (vectors straddling row ends); column broadcasts (one
+    read with a row stride of its own: a column of a wider array) and row broadcasts (one
+    at an offset of its own)."""
     rng = np.random.default_rng(len(lengths) + n_threads)
     for r in lengths:
         R = 1 + 16384 // (r * np.dtype(dtype).itemsize) * 3       # runs plus a partial one
         for off in (0, 1, 3):
             a = offset_rows(vals(rng, (R, r), dtype), off)
             wide = vals(rng, (R, 5), dtype, specials=False)
-            for col in (vals(rng, (R, 1), dtype, specials=False), wide[:, 3:4]):
+            rows = offset_rows(vals(rng, (1, r), dtype, specials=False), off + 1)
+            for col in (vals(rng, (R, 1), dtype, specials=False), wide[:, 3:4],
+                        vals(rng, (r,), dtype, specials=False), rows):
                 for op, f in FLOAT_OPS[:6]:
                     for x, y in ((a, col), (col, a)):
                         with np.errstate(all="ignore"):
                             ref = f(x, y)
-                        out, flags, info = run_colb(op, x, y, n_threads, True)
-                        assert info["srun"] and info["colb"] == (2 if y is col else 1), info
+                        out, flags, info = run_bcast(op, x, y, n_threads, True)
+                        assert info["srun"] and info["bcast"] == (2 if y is col else 1), info
+                        assert info["bcast_col"] == (col.ndim == 2 and col.shape[1] == 1), info
                         assert np.array_equal(bits(out), bits(ref)), (op, r, off)
-                        out2, flags2, info2 = run_colb(op, x, y, n_threads, False)
-                        assert info2["colb"] == 0
+                        out2, flags2, info2 = run_bcast(op, x, y, n_threads, False)
+                        assert info2["bcast"] == 0
                         assert np.array_equal(bits(out), bits(out2)), (op, r, off)
                         assert flags == flags2, (op, r, off, flags, flags2)
 
 
-def test_column_broadcast_nan_order_and_flags():
+def test_broadcast_nan_order_and_flags():
     """Of two NaNs, + and * give the first operand's in both orders; 0/0 and x/0 raise the
     same flags as numpy's loop (invalid, divide by zero) on the one-pass path."""
     if not K._one_pass_nt():
@@ -241,33 +245,33 @@ def test_column_broadcast_nan_order_and_flags():
     a = np.full((3000, 24), qa, f32)
     col = np.full((3000, 1), qb, f32)
     for op in ("ADD", "MUL"):
-        out, _, info = run_colb(op, a, col, 2, True)
-        assert info["colb"] == 2 and (bits(out) == 0x7fc00001).all()
-        out, _, info = run_colb(op, col, a, 2, True)
-        assert info["colb"] == 1 and (bits(out) == 0xffc00002).all()
+        out, _, info = run_bcast(op, a, col, 2, True)
+        assert info["bcast"] == 2 and (bits(out) == 0x7fc00001).all()
+        out, _, info = run_bcast(op, col, a, 2, True)
+        assert info["bcast"] == 1 and (bits(out) == 0xffc00002).all()
     z = np.zeros((3000, 24), f32)
     z[5, 7] = 1.0
     zc = np.zeros((3000, 1), f32)
     with np.errstate(all="ignore"):
         ref = z / zc
-    out, flags, info = run_colb("DIV", z, zc, 2, True)
-    assert info["colb"] == 2 and np.array_equal(bits(out), bits(ref))
-    _, flags2, _ = run_colb("DIV", z, zc, 2, False)
+    out, flags, info = run_bcast("DIV", z, zc, 2, True)
+    assert info["bcast"] == 2 and np.array_equal(bits(out), bits(ref))
+    _, flags2, _ = run_bcast("DIV", z, zc, 2, False)
     assert flags == flags2 and flags != 0
 
 
-def test_column_broadcast_not_taken():
-    """Integer and float16 operands, a comparison (boolean output), and a column whose
+def test_broadcast_not_taken():
+    """Integer and float16 operands, a comparison (boolean output), and a broadcast whose
     partner is itself strided keep the packed path."""
     rng = np.random.default_rng(5)
     for dtype in (np.int32, np.float16):
         a = vals(rng, (600, 32), dtype)
-        _, _, info = run_colb("ADD", a, vals(rng, (600, 1), dtype), 1, True)
-        assert info["colb"] == 0
+        _, _, info = run_bcast("ADD", a, vals(rng, (600, 1), dtype), 1, True)
+        assert info["bcast"] == 0
     a = vals(rng, (600, 32), np.float32)
     out = np.empty((600, 32), bool)
     info = K._plan_info("GT", out, a, np.broadcast_to(vals(rng, (600, 1), np.float32), a.shape))
-    assert info["colb"] == 0
+    assert info["bcast"] == 0
     big = vals(rng, (600, 64), np.float32)
-    _, _, info = run_colb("ADD", big[:, ::2], vals(rng, (600, 1), np.float32), 1, True)
-    assert info["srun"] and info["colb"] == 0
+    _, _, info = run_bcast("ADD", big[:, ::2], vals(rng, (600, 1), np.float32), 1, True)
+    assert info["srun"] and info["bcast"] == 0

@@ -190,43 +190,56 @@ static inline int kern_binary_row(int which, int nt, int esize, int64_t n, char 
 }
 
 /* A run of nrows output rows of ne0 elements, back to back (d), from a source whose rows are
- * back to back too (a) and a column broadcast (b: one element per row, row r's at
- * b + r * sb1, any byte stride), as (1048576,16) + (1048576,1): op(a, b) per element, or
- * op(b, a) with b_first. One pass, no packed copy of b: each vector takes b's value of its
- * row, or of its two rows where it straddles a row's end (a lane mask; rows of at least one
- * vector, so never more than two). Same elements, operations and operand order as the row
- * function on the packed rows: the same bits and FP flags. AVX-512 only; 1: done, 0: not
- * taken (the caller packs b, run_rows_srun). */
+ * back to back too (a) and a broadcast one (b), op(a, b) per element, or op(b, a) with
+ * b_first:
+ *   bcol 1: a column broadcast, as (1048576,16) + (1048576,1): one element per row, row r's
+ *           at b + r * sb1 (any byte stride);
+ *   bcol 0: a row broadcast, as (1048576,16) + (16,): the same ne0 elements (contiguous at b)
+ *           for every row.
+ * One pass, no packed copy of b: each vector takes b's values for its row position, with a
+ * lane mask where it straddles a row's end (rows of at least one vector, so never more than
+ * two rows in a vector). Same elements, operations and operand order as the row function on
+ * the packed rows: the same bits and FP flags. AVX-512 only; 1: done, 0: not taken (the
+ * caller packs b, run_rows_srun). */
 #if defined(__AVX512F__)
-#define KERN_COLB_BODY(T, VEC, MASK, LANES, SET1, LOAD, OP, STREAM, STOREU, SADD, SMUL)    \
+#define KERN_BCAST_BODY(T, VEC, LANES, SET1, LOAD, MBLEND, MLOAD, MZLOAD, OP, STREAM, STOREU, \
+                        SADD, SMUL)                                                      \
     do {                                                                                 \
         const int64_t total = nrows * ne0;                                               \
-        int64_t i = 0, q = 0, pos = 0;                                                   \
-        T bq = *(const T *)b;                                                            \
+        const T * const brow = (const T *)b;                                             \
+        int64_t i = 0, q = 0, pos = 0;           /* element i is row q's pos-th */       \
+        T bq = *(const T *)b;                    /* bcol: row q's value */               \
+        VEC cur = SET1(bq);                                                              \
         /* scalar head to d's 64-byte boundary (streaming stores need it) */             \
         if (nt || total >= KERN_LINE_PEEL_MIN)                                           \
             for (; i < total && ((uintptr_t)(d + i) & 63u); i++) {                       \
-                d[i] = b_first ? KERN_BIN_OP(which, bq, a[i], SADD, SMUL)                \
-                               : KERN_BIN_OP(which, a[i], bq, SADD, SMUL);               \
-                if (++pos == ne0 && ++q < nrows) {                                       \
+                const T bv = bcol ? bq : brow[pos];                                      \
+                d[i] = b_first ? KERN_BIN_OP(which, bv, a[i], SADD, SMUL)                \
+                               : KERN_BIN_OP(which, a[i], bv, SADD, SMUL);               \
+                if (++pos == ne0) {                                                      \
                     pos = 0;                                                             \
-                    bq = *(const T *)(b + q * sb1);                                      \
+                    if (bcol && ++q < nrows) bq = *(const T *)(b + q * sb1);             \
                 }                                                                        \
             }                                                                            \
-        VEC cur = SET1(bq);                                                              \
+        if (bcol) cur = SET1(bq);                                                        \
         for (; i + (LANES) <= total; i += (LANES)) {                                     \
-            const int64_t rem = ne0 - pos;          /* elements left in row q */         \
+            const int64_t rem = ne0 - pos;          /* elements left in this row */      \
             VEC y;                                                                       \
             if (rem > (LANES)) {                                                         \
-                y = cur;                                                                 \
+                y = bcol ? cur : LOAD(brow + pos);                                       \
                 pos += (LANES);                                                          \
+            } else if (!bcol) {                                                          \
+                /* lanes [0, rem) this row's tail, the rest the next row's head */       \
+                const unsigned lo = rem == (LANES) ? ~0u : (1u << rem) - 1u;             \
+                y = MLOAD(MZLOAD(lo, brow + pos), ~lo, (const T *)((const char *)brow    \
+                          - rem * (int64_t)sizeof(T)));                                  \
+                pos = (LANES) - rem;                                                     \
             } else {                                                                     \
-                /* lanes [0, rem) row q's, the rest row q + 1's (if any: the last row     \
-                 * ends exactly at a vector's end, rem == LANES, when i + LANES == total) */\
+                /* lanes [0, rem) row q's, the rest row q + 1's (none when the run ends   \
+                 * with this vector) */                                                  \
                 const T bn = (q + 1 < nrows) ? *(const T *)(b + (q + 1) * sb1) : bq;     \
                 const VEC nxt = SET1(bn);                                                \
-                y = rem == (LANES) ? cur                                                 \
-                    : MASK((1u << rem) - 1u, nxt, cur);   /* set bits: cur */            \
+                y = rem == (LANES) ? cur : MBLEND((1u << rem) - 1u, nxt, cur);           \
                 q++;                                                                     \
                 pos = (LANES) - rem;                                                     \
                 bq = bn;                                                                 \
@@ -237,61 +250,64 @@ static inline int kern_binary_row(int which, int nt, int esize, int64_t n, char 
             if (nt) STREAM(d + i, r); else STOREU(d + i, r);                             \
         }                                                                                \
         for (; i < total; i++) {                                                         \
-            if (pos == ne0) {                                                            \
+            const T bv = bcol ? bq : brow[pos];                                          \
+            d[i] = b_first ? KERN_BIN_OP(which, bv, a[i], SADD, SMUL)                    \
+                           : KERN_BIN_OP(which, a[i], bv, SADD, SMUL);                   \
+            if (++pos == ne0) {                                                          \
                 pos = 0;                                                                 \
-                q++;                                                                     \
-                bq = *(const T *)(b + q * sb1);                                          \
+                if (bcol && ++q < nrows) bq = *(const T *)(b + q * sb1);                 \
             }                                                                            \
-            d[i] = b_first ? KERN_BIN_OP(which, bq, a[i], SADD, SMUL)                    \
-                           : KERN_BIN_OP(which, a[i], bq, SADD, SMUL);                   \
-            pos++;                                                                       \
         }                                                                                \
     } while (0)
 static inline __attribute__((always_inline))
-void kern_f32_colb_run(const int which, const int nt, int64_t nrows, int64_t ne0, float * d,
-                       const float * a, const char * b, int64_t sb1, const int b_first) {
-    KERN_COLB_BODY(float, __m512, _mm512_mask_blend_ps, 16, _mm512_set1_ps, _mm512_loadu_ps,
-                   kern_nt_op_ps, _mm512_stream_ps, _mm512_storeu_ps, kern_sadd_f32,
-                   kern_smul_f32);
+void kern_f32_bcast_run(const int which, const int nt, const int bcol, int64_t nrows,
+                        int64_t ne0, float * d, const float * a, const char * b, int64_t sb1,
+                        int b_first) {
+    KERN_BCAST_BODY(float, __m512, 16, _mm512_set1_ps, _mm512_loadu_ps, _mm512_mask_blend_ps,
+                    _mm512_mask_loadu_ps, _mm512_maskz_loadu_ps, kern_nt_op_ps,
+                    _mm512_stream_ps, _mm512_storeu_ps, kern_sadd_f32, kern_smul_f32);
 }
 static inline __attribute__((always_inline))
-void kern_f64_colb_run(const int which, const int nt, int64_t nrows, int64_t ne0, double * d,
-                       const double * a, const char * b, int64_t sb1, const int b_first) {
-    KERN_COLB_BODY(double, __m512d, _mm512_mask_blend_pd, 8, _mm512_set1_pd, _mm512_loadu_pd,
-                   kern_nt_op_pd, _mm512_stream_pd, _mm512_storeu_pd, kern_sadd_f64,
-                   kern_smul_f64);
+void kern_f64_bcast_run(const int which, const int nt, const int bcol, int64_t nrows,
+                        int64_t ne0, double * d, const double * a, const char * b, int64_t sb1,
+                        int b_first) {
+    KERN_BCAST_BODY(double, __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_mask_blend_pd,
+                    _mm512_mask_loadu_pd, _mm512_maskz_loadu_pd, kern_nt_op_pd,
+                    _mm512_stream_pd, _mm512_storeu_pd, kern_sadd_f64, kern_smul_f64);
 }
-#define KERN_COLB_CASE(T, W, NT, BF)                                                     \
-    case 16 * (W) + 2 * (NT) + (BF):                                                     \
-        kern_##T##_colb_run((W), (NT), nrows, ne0, (void *)d, (const void *)a, b, sb1, (BF)); \
+#define KERN_BCAST_CASE(T, W, NT, BC)                                                    \
+    case 8 * (W) + 2 * (NT) + (BC):                                                      \
+        kern_##T##_bcast_run((W), (NT), (BC), nrows, ne0, (void *)d, (const void *)a, b, sb1, \
+                             b_first);                                                   \
         return 1;
-#define KERN_COLB_CASES(T, W)                                                            \
-    KERN_COLB_CASE(T, W, 0, 0) KERN_COLB_CASE(T, W, 0, 1)                                 \
-    KERN_COLB_CASE(T, W, 1, 0) KERN_COLB_CASE(T, W, 1, 1)
-#define KERN_COLB_SWITCH(T)                                                              \
-    switch (16 * which + 2 * nt + b_first) {                                             \
-    KERN_COLB_CASES(T, KERN_H16_ADD) KERN_COLB_CASES(T, KERN_H16_SUB)                     \
-    KERN_COLB_CASES(T, KERN_H16_MUL) KERN_COLB_CASES(T, KERN_H16_DIV)                     \
-    KERN_COLB_CASES(T, KERN_BIN_MAX) KERN_COLB_CASES(T, KERN_BIN_MIN)                     \
+#define KERN_BCAST_CASES(T, W)                                                           \
+    KERN_BCAST_CASE(T, W, 0, 0) KERN_BCAST_CASE(T, W, 0, 1)                               \
+    KERN_BCAST_CASE(T, W, 1, 0) KERN_BCAST_CASE(T, W, 1, 1)
+#define KERN_BCAST_SWITCH(T)                                                             \
+    switch (8 * which + 2 * nt + bcol) {                                                 \
+    KERN_BCAST_CASES(T, KERN_H16_ADD) KERN_BCAST_CASES(T, KERN_H16_SUB)                   \
+    KERN_BCAST_CASES(T, KERN_H16_MUL) KERN_BCAST_CASES(T, KERN_H16_DIV)                   \
+    KERN_BCAST_CASES(T, KERN_BIN_MAX) KERN_BCAST_CASES(T, KERN_BIN_MIN)                   \
     default: return 0;                                                                   \
     }
 #endif
 
-/* which, nt, esize as kern_binary_row; rows of at least one vector (ne0 >= 64 / esize). */
-static inline int kern_binary_colb(int which, int nt, int esize, int64_t nrows, int64_t ne0,
-                                   char * d, const char * a, const char * b, int64_t sb1,
-                                   int b_first) {
+/* which, nt, esize as kern_binary_row; bcol, sb1, b_first as above; rows of at least one
+ * vector (ne0 >= 64 / esize). */
+static inline int kern_binary_bcast(int which, int nt, int esize, int bcol, int64_t nrows,
+                                    int64_t ne0, char * d, const char * a, const char * b,
+                                    int64_t sb1, int b_first) {
 #if defined(__AVX512F__)
     if ((((uintptr_t)d | (uintptr_t)a | (uintptr_t)b | (uintptr_t)sb1) % (uintptr_t)esize) != 0
             || ne0 < 64 / esize || nrows <= 0)
         return 0;
     nt = nt != 0;
-    b_first = b_first != 0;
-    if (esize == 4) KERN_COLB_SWITCH(f32);
-    if (esize == 8) KERN_COLB_SWITCH(f64);
+    bcol = bcol != 0;
+    if (esize == 4) KERN_BCAST_SWITCH(f32);
+    if (esize == 8) KERN_BCAST_SWITCH(f64);
 #else
-    (void)which; (void)nt; (void)esize; (void)nrows; (void)ne0; (void)d; (void)a; (void)b;
-    (void)sb1; (void)b_first;
+    (void)which; (void)nt; (void)esize; (void)bcol; (void)nrows; (void)ne0; (void)d; (void)a;
+    (void)b; (void)sb1; (void)b_first;
 #endif
     return 0;
 }
