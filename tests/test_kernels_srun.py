@@ -43,10 +43,12 @@ def vals(rng, shape, dtype, specials=True):
     return rng.integers(lo, hi + 1, shape).astype(dt)
 
 
-def run(op, a, b, n_threads, srun=True):
+def run(op, a, b, n_threads, srun=True, **paths):
+    """out, FP flags and plan of op(a, b) with the packed runs on or off (and any other
+    _set_fused_paths switch given)."""
     shape = np.broadcast_shapes(a.shape, b.shape)
     out = np.empty(shape, bool if op in BOOL_OUT else np.result_type(a, b))
-    old = K._set_fused_paths(srun=srun)
+    old = K._set_fused_paths(srun=srun, **paths)
     try:
         flags = K._apply(op, out, a, b, n_threads=n_threads)
         info = K._plan_info(op, out, np.broadcast_to(a, shape), np.broadcast_to(b, shape),
@@ -140,24 +142,27 @@ def test_outer_dims_and_strided_views(n_threads, stores):
         check(op, f, col, un, n_threads)
 
 
-def test_nan_operand_order_in_packed_runs():
+@pytest.mark.parametrize("bcast", [False, True])
+def test_nan_operand_order_in_packed_runs(bcast):
     """+ and * give the first operand's NaN of two (numpy's rule for contiguous loops): a
-    packed broadcast operand is read from a contiguous buffer, so the rule holds there.
-    (The baseline build's rows give the second NaN on every path, packed or not: a finding
-    recorded in README; the AVX levels fix the order.)"""
+    packed broadcast operand is read from a contiguous buffer, so the rule holds there, and
+    on the one-pass broadcast runs (bcast) in both operand orders. (The baseline build's
+    rows give the second NaN on every path, packed or not: a finding recorded in README;
+    the AVX levels fix the order.)"""
     if not K._one_pass_nt():
         pytest.skip("the baseline build's rows do not fix the NaN operand order")
     f32 = np.float32
     qa = np.array([0x7fc00001], np.uint32).view(f32)[0]
     qb = np.array([0xffc00002], np.uint32).view(f32)[0]
-    a = np.full((2000, 16), qa, f32)
-    col = np.full((2000, 1), qb, f32)
-    for op in ("ADD", "MUL"):
-        out, _, info = run(op, a, col, 1)
-        assert info["srun"]
-        assert (bits(out) == 0x7fc00001).all()
-        out, _, _ = run(op, col, a, 1)
-        assert (bits(out) == 0xffc00002).all()
+    a = np.full((2000, 24), qa, f32)
+    for b in (np.full((2000, 1), qb, f32), np.full(24, qb, f32)):
+        for op in ("ADD", "MUL"):
+            out, _, info = run(op, a, b, 2, bcast=bcast)
+            assert info["srun"] and info["bcast"] == (2 if bcast else 0), info
+            assert (bits(out) == 0x7fc00001).all()
+            out, _, info = run(op, b, a, 2, bcast=bcast)
+            assert info["bcast"] == (1 if bcast else 0), info
+            assert (bits(out) == 0xffc00002).all()
 
 
 def test_not_taken():
@@ -179,19 +184,6 @@ def test_not_taken():
 
 
 # ------------------------------------------- row and column broadcasts in one pass (bcast)
-def run_bcast(op, a, b, n_threads, on):
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    out = np.empty(shape, np.result_type(a, b))
-    old = K._set_fused_paths(bcast=on)
-    try:
-        flags = K._apply(op, out, a, b, n_threads=n_threads)
-        info = K._plan_info(op, out, np.broadcast_to(a, shape), np.broadcast_to(b, shape),
-                            n_threads=n_threads)
-    finally:
-        K._set_fused_paths(*old)
-    return out, flags, info
-
-
 def offset_rows(x, off):
     """x's values in a buffer starting `off` elements past an allocation's start (each row's
     vectors then straddle the row ends)."""
@@ -224,39 +216,28 @@ def test_broadcast_one_pass(dtype, lengths, n_threads, stores):
                     for x, y in ((a, col), (col, a)):
                         with np.errstate(all="ignore"):
                             ref = f(x, y)
-                        out, flags, info = run_bcast(op, x, y, n_threads, True)
+                        out, flags, info = run(op, x, y, n_threads, bcast=True)
                         assert info["srun"] and info["bcast"] == (2 if y is col else 1), info
                         assert info["bcast_col"] == (col.ndim == 2 and col.shape[1] == 1), info
                         assert np.array_equal(bits(out), bits(ref)), (op, r, off)
-                        out2, flags2, info2 = run_bcast(op, x, y, n_threads, False)
+                        out2, flags2, info2 = run(op, x, y, n_threads, bcast=False)
                         assert info2["bcast"] == 0
                         assert np.array_equal(bits(out), bits(out2)), (op, r, off)
                         assert flags == flags2, (op, r, off, flags, flags2)
 
 
-def test_broadcast_nan_order_and_flags():
-    """Of two NaNs, + and * give the first operand's in both orders; 0/0 and x/0 raise the
-    same flags as numpy's loop (invalid, divide by zero) on the one-pass path."""
-    if not K._one_pass_nt():
-        pytest.skip("the baseline build's rows do not fix the NaN operand order")
+def test_broadcast_division_flags():
+    """0/0 and x/0 on the one-pass path: numpy's bits and the packed path's FP flags
+    (invalid, divide by zero)."""
     f32 = np.float32
-    qa = np.array([0x7fc00001], np.uint32).view(f32)[0]
-    qb = np.array([0xffc00002], np.uint32).view(f32)[0]
-    a = np.full((3000, 24), qa, f32)
-    col = np.full((3000, 1), qb, f32)
-    for op in ("ADD", "MUL"):
-        out, _, info = run_bcast(op, a, col, 2, True)
-        assert info["bcast"] == 2 and (bits(out) == 0x7fc00001).all()
-        out, _, info = run_bcast(op, col, a, 2, True)
-        assert info["bcast"] == 1 and (bits(out) == 0xffc00002).all()
     z = np.zeros((3000, 24), f32)
     z[5, 7] = 1.0
     zc = np.zeros((3000, 1), f32)
     with np.errstate(all="ignore"):
         ref = z / zc
-    out, flags, info = run_bcast("DIV", z, zc, 2, True)
+    out, flags, info = run("DIV", z, zc, 2, bcast=True)
     assert info["bcast"] == 2 and np.array_equal(bits(out), bits(ref))
-    _, flags2, _ = run_bcast("DIV", z, zc, 2, False)
+    _, flags2, _ = run("DIV", z, zc, 2, bcast=False)
     assert flags == flags2 and flags != 0
 
 
@@ -266,12 +247,12 @@ def test_broadcast_not_taken():
     rng = np.random.default_rng(5)
     for dtype in (np.int32, np.float16):
         a = vals(rng, (600, 32), dtype)
-        _, _, info = run_bcast("ADD", a, vals(rng, (600, 1), dtype), 1, True)
+        _, _, info = run("ADD", a, vals(rng, (600, 1), dtype), 1, bcast=True)
         assert info["bcast"] == 0
     a = vals(rng, (600, 32), np.float32)
     out = np.empty((600, 32), bool)
     info = K._plan_info("GT", out, a, np.broadcast_to(vals(rng, (600, 1), np.float32), a.shape))
     assert info["bcast"] == 0
     big = vals(rng, (600, 64), np.float32)
-    _, _, info = run_bcast("ADD", big[:, ::2], vals(rng, (600, 1), np.float32), 1, True)
+    _, _, info = run("ADD", big[:, ::2], vals(rng, (600, 1), np.float32), 1, bcast=True)
     assert info["srun"] and info["bcast"] == 0

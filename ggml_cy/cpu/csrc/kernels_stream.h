@@ -202,6 +202,17 @@ static inline int kern_binary_row(int which, int nt, int esize, int64_t n, char 
  * the packed rows: the same bits and FP flags. AVX-512 only; 1: done, 0: not taken (the
  * caller packs b, run_rows_srun). */
 #if defined(__AVX512F__)
+/* one element of the head or tail: b's value for row position pos (row q) */
+#define KERN_BCAST_STEP(T, SADD, SMUL)                                                   \
+    do {                                                                                 \
+        const T bv = bcol ? bq : brow[pos];                                              \
+        d[i] = b_first ? KERN_BIN_OP(which, bv, a[i], SADD, SMUL)                        \
+                       : KERN_BIN_OP(which, a[i], bv, SADD, SMUL);                       \
+        if (++pos == ne0) {                                                              \
+            pos = 0;                                                                     \
+            if (bcol && ++q < nrows) bq = *(const T *)(b + q * sb1);                     \
+        }                                                                                \
+    } while (0)
 #define KERN_BCAST_BODY(T, VEC, LANES, SET1, LOAD, MBLEND, MLOAD, MZLOAD, OP, STREAM, STOREU, \
                         SADD, SMUL)                                                      \
     do {                                                                                 \
@@ -212,15 +223,8 @@ static inline int kern_binary_row(int which, int nt, int esize, int64_t n, char 
         VEC cur = SET1(bq);                                                              \
         /* scalar head to d's 64-byte boundary (streaming stores need it) */             \
         if (nt || total >= KERN_LINE_PEEL_MIN)                                           \
-            for (; i < total && ((uintptr_t)(d + i) & 63u); i++) {                       \
-                const T bv = bcol ? bq : brow[pos];                                      \
-                d[i] = b_first ? KERN_BIN_OP(which, bv, a[i], SADD, SMUL)                \
-                               : KERN_BIN_OP(which, a[i], bv, SADD, SMUL);               \
-                if (++pos == ne0) {                                                      \
-                    pos = 0;                                                             \
-                    if (bcol && ++q < nrows) bq = *(const T *)(b + q * sb1);             \
-                }                                                                        \
-            }                                                                            \
+            for (; i < total && ((uintptr_t)(d + i) & 63u); i++)                         \
+                KERN_BCAST_STEP(T, SADD, SMUL);                                          \
         if (bcol) cur = SET1(bq);                                                        \
         for (; i + (LANES) <= total; i += (LANES)) {                                     \
             const int64_t rem = ne0 - pos;          /* elements left in this row */      \
@@ -249,15 +253,8 @@ static inline int kern_binary_row(int which, int nt, int esize, int64_t n, char 
             const VEC r = b_first ? OP(which, y, x) : OP(which, x, y);                   \
             if (nt) STREAM(d + i, r); else STOREU(d + i, r);                             \
         }                                                                                \
-        for (; i < total; i++) {                                                         \
-            const T bv = bcol ? bq : brow[pos];                                          \
-            d[i] = b_first ? KERN_BIN_OP(which, bv, a[i], SADD, SMUL)                    \
-                           : KERN_BIN_OP(which, a[i], bv, SADD, SMUL);                   \
-            if (++pos == ne0) {                                                          \
-                pos = 0;                                                                 \
-                if (bcol && ++q < nrows) bq = *(const T *)(b + q * sb1);                 \
-            }                                                                            \
-        }                                                                                \
+        for (; i < total; i++)                                                           \
+            KERN_BCAST_STEP(T, SADD, SMUL);                                              \
     } while (0)
 static inline __attribute__((always_inline))
 void kern_f32_bcast_run(const int which, const int nt, const int bcol, int64_t nrows,
