@@ -419,3 +419,40 @@ def test_gathered_rows_not_by_the_share_rule(kernel_tuning):
         assert K._plan_info("CONT", np.empty_like(x), x, n_threads=16)["nt"]
     kernel_tuning(llc_bytes=1 << 20)                     # now past the LLC: gathered
     assert K._plan_info("CONT", out, v, n_threads=2)["gather"] == K._one_pass_nt()
+
+
+# ------------------------------------------------------ same-type copies' rows in stretches
+COPY_CASES = [((16, 128, 64, 64), (0, 2, 1, 3)), ((5, 33, 7, 3), (0, 2, 1, 3)),
+              ((3, 50, 70, 9), (1, 0, 2, 3)), ((40, 300, 24), (1, 0, 2)),
+              ((2, 30, 40, 33), (2, 0, 1, 3)), ((9, 200, 1), (1, 0, 2))]
+
+
+@pytest.mark.parametrize("shape,axes", COPY_CASES, ids=lambda p: str(p))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int16])
+def test_copy_rows_in_stretches(shape, axes, dtype, fused_off, interleaving):
+    """kern_copy_rows (plain stores, rows along dim 1 in one loop): bitwise equal to numpy
+    and to the row-by-row path, for every thread count (ranges that start and end inside a
+    stretch), output offsets (rows not on any boundary) and row lengths that are not a
+    multiple of a vector (the memcpy tail), and a strided output (rows apart)."""
+    K._set_fused_paths(ilv=False)      # the interleaving fixture turned it on
+    rng = np.random.default_rng(21)
+    x = values(rng, shape, dtype) if np.dtype(dtype).kind == "f" else \
+        rng.integers(-100, 100, shape).astype(dtype)
+    v = x.transpose(axes)
+    ref = np.ascontiguousarray(v)
+    for off, n_threads in itertools.product((0, 5), (1, 2, 3)):
+        out = offset_view(np.zeros(v.shape, dtype), off)
+        p = K._plan_info("CONT", out, v, n_threads=n_threads)
+        assert not (p["gather"] or p["nt"] or p["ilv"]), p
+        flags = K._apply("CONT", out, v, n_threads=n_threads)
+        assert bits_equal(out, ref)
+        old = K._set_fused_paths(copy_rows=False)
+        try:
+            out2 = np.zeros_like(out)
+            assert K._apply("CONT", out2, v, n_threads=n_threads) == flags
+        finally:
+            K._set_fused_paths(*old)
+        assert bits_equal(out2, ref)
+    wide = np.zeros(v.shape[:-1] + (v.shape[-1] + 3,), dtype)
+    K._apply("CONT", wide[..., :v.shape[-1]], v, n_threads=2)
+    assert bits_equal(wide[..., :v.shape[-1]], ref) and not wide[..., v.shape[-1]:].any()

@@ -361,6 +361,26 @@ static inline void kern_stream_copy(char * dst, const char * src, int64_t nbytes
 #endif
 }
 
+/* k rows of rb bytes, row r from s + r * ss to d + r * sd (a same-type copy whose rows lie
+ * apart: a permute's 256-byte rows). One tight loop of vector moves instead of a memcpy call
+ * per row: with a call per row, the few rows whose loads were in flight at once (the
+ * instruction window holds a row's call and branches) left the (4,128,64,64) permuted
+ * float32 copy at 0.55-0.65x torch's time on one thread, the data in the L3 (2-core VM). */
+static inline void kern_copy_rows(char * d, int64_t sd, const char * s, int64_t ss, int64_t rb,
+                                  int64_t k) {
+    for (int64_t r = 0; r < k; r++, d += sd, s += ss) {
+        int64_t j = 0;
+#if defined(__AVX512F__)
+        for (; j + 64 <= rb; j += 64)
+            _mm512_storeu_si512((void *)(d + j), _mm512_loadu_si512((const void *)(s + j)));
+#elif defined(__AVX__)
+        for (; j + 32 <= rb; j += 32)
+            _mm256_storeu_si256((__m256i *)(d + j), _mm256_loadu_si256((const __m256i *)(s + j)));
+#endif
+        if (j < rb) memcpy(d + j, s + j, (size_t)(rb - j));
+    }
+}
+
 /* Tile transpose into a dense buffer: out[r*cols + c] = src[c*s_c + r*s_r] (byte strides),
  * read along r (the source's contiguous direction) so each cache line is used whole. The
  * cache-blocked path of a.T + b feeds the rows of `out` to the contiguous row loops. */
