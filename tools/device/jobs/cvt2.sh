@@ -22,3 +22,6 @@ cat "$OUT/mv.jsonl" | python3 -c "
 import sys, json
 for l in sys.stdin:
     d = json.loads(l); print(d.get('lib', 'ggml_cy'), d.get('type', 'f32'), d['round'], d.get('pf', '-'), d['M'], d['N'], d['K'], d['best_ms'], d['median_ms'])"
+# the fused chain at 16 threads: block size and streaming variants against the C loops
+DIAG_ROUNDS=3 timeout -k 2 60 python3 tools/diag_fused16.py --json "$OUT/diagfused-1e7.json"
+DIAG_ROUNDS=3 timeout -k 2 90 python3 tools/diag_fused16.py --big --json "$OUT/diagfused-1e8.json"
