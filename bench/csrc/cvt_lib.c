@@ -3,9 +3,10 @@
  * (tools/device/cvt_probe.py):
  *   gcc -O3 -march=x86-64-v4 -fopenmp -fPIC -shared -Iggml_cy/cpu/csrc bench/csrc/cvt_lib.c -o /tmp/cvt_lib.so
  * gcy_probe_f2h(dst, src, n, nth, reps, variant): seconds per call over reps calls, OpenMP
- * static halves; variant 0: kern_f2h_row (ggml_cy's row, 8 lanes); 1: 16 lanes with the
- * underflow check on a mask; 2: 1 with a software prefetch 1 KiB ahead; 3: 1 unrolled to 32
- * lanes; 4: kern_f2h_row_nt; 5: 16 lanes, no check (the bound). */
+ * static halves; variant 0: kern_f2h_row as in the tree (16 lanes on x86-64-v4 since
+ * 2026-11-27, 8 before); 1: 16 lanes, float compares for the underflow check; 2: 1 with a
+ * software prefetch 1 KiB ahead; 3: 1 unrolled to 32 lanes; 4: kern_f2h_row_nt (as in the
+ * tree); 5: 16 lanes, no check (the bound). */
 #include <omp.h>
 #include <time.h>
 #include "kernels_convert.h"

@@ -2,7 +2,8 @@
 (np.copyto(out16, x32)) through ggml_cy, torch (out.copy_(x)) and the row variants of
 bench/csrc/cvt_lib.c (built to /tmp/cvt_lib.so) on the same memory, blocks taking turns,
 7 rounds, at 1, 2, 4 threads and at all. One JSON line per thread count: microseconds
-(median). Variants: see cvt_lib.c."""
+(median). Variants: see cvt_lib.c. "ggml_cy@1" and "torch@1": single calls timed as the
+bench times them (a 50 ms pause, two untimed calls, one timed)."""
 import ctypes
 import os
 import sys
@@ -13,7 +14,7 @@ import numpy as np
 import ggml_cy
 from probe_common import block, emit, medians, save
 
-VARIANTS = {"row8": 0, "row16": 1, "row16pf": 2, "row32": 3, "nt8": 4, "nocheck16": 5}
+VARIANTS = {"tree": 0, "row16": 1, "row16pf": 2, "row32": 3, "tree_nt": 4, "nocheck16": 5}
 
 
 def main():
@@ -45,6 +46,11 @@ def main():
                 time.sleep(0.05)
                 f(); f()
                 samples.setdefault(name, []).append(block(f, calls))
+                # the bench's way (turns_kw): a 50 ms pause, two untimed calls, one timed
+                for _ in range(3):
+                    time.sleep(0.05)
+                    f(); f()
+                    samples.setdefault(name + "@1", []).append(block(f, 1))
         emit(rows, {"n": n, "nth": nth, "us": medians(samples, 1e6)})
     save(rows)
 

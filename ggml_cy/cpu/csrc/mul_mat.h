@@ -315,10 +315,20 @@ static inline __attribute__((always_inline)) void mm_store_tile(const __m512 (*a
 }
 
 /* C[0:rows, 0:cols] (+)= Bpanel . Apanel^T for one 8x32 tile; c has row stride ldc floats.
- * Sixteen zmm accumulators; per k two loads of a and eight broadcasts of b. */
+ * Sixteen zmm accumulators; per k two loads of a and eight broadcasts of b. The tile's 16
+ * lines of C are prefetched first (MM_PF_C), so that the loads and stores at the end do not
+ * wait on the L2 / L3 after the FMA chains (BLIS's micro-kernels do the same). */
+#ifndef MM_PF_C
+#define MM_PF_C 1
+#endif
 static inline void mm_micro(int64_t kb, const float * __restrict bp,
                             const float * __restrict ap, float * __restrict c,
                             int64_t ldc, int accumulate, int rows, int cols) {
+    if (MM_PF_C)
+        for (int i = 0; i < rows; i++) {
+            _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+            _mm_prefetch((const char *)(c + i * ldc) + 64, _MM_HINT_T0);
+        }
     __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
     __m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
     __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();
