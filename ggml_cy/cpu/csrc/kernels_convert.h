@@ -278,8 +278,11 @@ static inline __m128i kern_f2h8(const float * src) {
 
 #if defined(__AVX512F__)
 /* 16 floats -> 16 halves (same bits and flags as two kern_f2h8): half the instructions per
- * element. f32 -> f16 1e7 in the 16-core Xeon's L3, one thread, 2584 -> 2308 us, two
- * threads 1594 -> 1422 (bench/csrc/cvt_lib.c, tools/device/cvt_probe.py). */
+ * element. f32 -> f16 1e7 in the 16-core Xeon's L3 (bench/csrc/cvt_lib.c,
+ * tools/device/cvt_probe.py): 16 lanes with float compares for the underflow check ran one
+ * thread 2584 -> 2308 us, two threads 1594 -> 1422 (cvtprobe-xeon-s1.json); float compares
+ * report "invalid" on a signaling NaN, and with the integer checks here the next round gave
+ * 2609 / 1306 us against 2493 / 1223 for the float-compare form (cvtprobe-xeon-s2.json). */
 static inline __m256i kern_f2h16(const float * src) {
     const __m512 x = _mm512_loadu_ps(src);
     const __m512i a = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
