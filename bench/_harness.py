@@ -107,6 +107,16 @@ class Setup:
     # library's own (a pause, settle_s, instead leaves every thread asleep and the first
     # call pays for waking them: measured 3-4x on a model's decode step)
     warm_each: int = 0
+    # with blocks: keep making those untimed calls until this long has passed (at least
+    # warm_each calls). After a pause every library's calls come back to speed over several
+    # milliseconds, not two calls: on the 16-core host, after 50 ms, calls 1..8 of
+    # f32 -> f16 1e7 at 2 threads took ggml_cy 3323 3086 2195 1589 1438 1418 .. us and torch
+    # 2833 2604 1712 1365 1308 1307 .. us, and the fused a*b + c*d - e 1e7 at 16 threads
+    # 3070 2939 2294 1559 1344 .. us against the hand-fused C loop's 2572 2518 1804 1268 1199
+    # .. us, even with the caller spinning through the pause (tools/device/ramp_probe.py,
+    # bench/results/rampprobe-xeon-*.json, ramp16-xeon-*.json). Samples taken from the third
+    # call measured that ramp, the same for every library only in its shape.
+    warm_s: float = 0.0
     # take every sample of one library before the next library's (after settle_s and
     # warm_each calls once per library) instead of taking turns sample by sample: for
     # multi-threaded calls whose speed depends on warm cores and threads (a model's decode
@@ -121,13 +131,14 @@ class Setup:
 
 def turns_kw(threads):
     """Setup keywords for a case run at `threads`: with more than one thread, each library's
-    samples in a block after a 50 ms pause and two untimed calls. Taking turns sample by
+    samples in a block after a 50 ms pause and 15 ms of untimed calls (at least two; see
+    Setup.warm_s for the ramp that follows a pause). Taking turns sample by
     sample, the other libraries' spinning pool threads (torch's and numexpr's OpenMP,
     OpenBLAS) held the cores through ggml_cy's samples and its workers woke late: 2-thread
     sigmoid float64 1e5 on the 2-core VM 146 us against ~50 alone; 16-thread add f32 1e6 on
     the 16-core host 275 us against 50 alone (tools/diag_threads.py, same round)."""
     if threads > 1:
-        return {"blocks": True, "settle_s": 0.05, "warm_each": 2, "rounds": 3}
+        return {"blocks": True, "settle_s": 0.05, "warm_each": 2, "warm_s": 0.015, "rounds": 3}
     return {}
 
 
@@ -145,8 +156,11 @@ def _sample_blocks(setup, plan, samples, res, sync):
             if setup.settle_s > 0 and len(plan) > 1:
                 time.sleep(setup.settle_s)
             try:
-                for _ in range(max(setup.warm_each, 1)):
+                t_warm = time.perf_counter() + setup.warm_s
+                k = 0
+                while k < max(setup.warm_each, 1) or (time.perf_counter() < t_warm and k < 10000):
                     setup.impls[lib]()
+                    k += 1
                 if sync is not None:
                     sync()
                 inner = plan[lib][0]

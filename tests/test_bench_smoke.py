@@ -148,6 +148,31 @@ def test_measure_batches_small_calls():
     assert t.inner > 1 and t.samples >= 3 and 0 < t.min_s <= t.median_s
 
 
+def test_blocks_warm_up_for_a_time_before_sampling():
+    """With blocks, each library's block starts after the pause with untimed calls for
+    warm_s (at least warm_each of them): the calls' own timestamps show it."""
+    import time
+    harness = _bench("_harness")
+    opts = harness.Options(threads=2, repeat=3, budget_s=0.001, min_sample_s=1e-4,
+                           progress=None)
+    stamps = {"a": [], "b": []}
+
+    def call(lib):
+        stamps[lib].append(time.perf_counter())
+        time.sleep(0.001)
+    setup = harness.Setup({lib: harness.Call(call, lib) for lib in stamps}, blocks=True,
+                          settle_s=0.005, warm_each=2, warm_s=0.03, rounds=1)
+    res = harness.measure(harness.Case("warm", lambda: setup), opts)
+    for lib, ts in stamps.items():
+        n = res.timings[lib].samples
+        assert n >= 3
+        # the timed calls are the last n; the untimed calls right before them, from the
+        # first one after the pause (a gap over 4 ms), span at least warm_s (1 ms each)
+        first_warm = max(i for i in range(len(ts) - n) if i == 0 or ts[i] - ts[i - 1] > 0.004)
+        assert ts[len(ts) - n] - ts[first_warm] >= 0.03 - 0.002, (lib, ts)
+        assert len(ts) - n - first_warm >= 2
+
+
 def test_measure_reports_errors_and_mismatches():
     harness = _bench("_harness")
     opts = harness.Options.make(threads=1, smoke=True, progress=None)
