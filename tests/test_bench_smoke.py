@@ -148,29 +148,38 @@ def test_measure_batches_small_calls():
     assert t.inner > 1 and t.samples >= 3 and 0 < t.min_s <= t.median_s
 
 
-def test_blocks_warm_up_for_a_time_before_sampling():
+def test_blocks_warm_up_for_a_time_before_sampling(monkeypatch):
     """With blocks, each library's block starts after the pause with untimed calls for
-    warm_s (at least warm_each of them): the calls' own timestamps show it."""
+    warm_s (at least warm_each of them): the pause is recorded where the harness sleeps,
+    every call with its start time."""
     import time
     harness = _bench("_harness")
     opts = harness.Options(threads=2, repeat=3, budget_s=0.001, min_sample_s=1e-4,
                            progress=None)
-    stamps = {"a": [], "b": []}
+    events = []
+    real_sleep = time.sleep
+    monkeypatch.setattr(harness.time, "sleep", lambda s: (events.append(("pause", None, 0.0)),
+                                                          real_sleep(s)))
 
     def call(lib):
-        stamps[lib].append(time.perf_counter())
-        time.sleep(0.001)
-    setup = harness.Setup({lib: harness.Call(call, lib) for lib in stamps}, blocks=True,
-                          settle_s=0.005, warm_each=2, warm_s=0.03, rounds=1)
+        t = time.perf_counter()
+        events.append(("call", lib, t))
+        while time.perf_counter() - t < 0.001:     # 1 ms of work (no sleep: it is patched)
+            pass
+    setup = harness.Setup({lib: harness.Call(call, lib) for lib in "ab"}, blocks=True,
+                          settle_s=0.001, warm_each=2, warm_s=0.03, rounds=1)
     res = harness.measure(harness.Case("warm", lambda: setup), opts)
-    for lib, ts in stamps.items():
+    for lib in "ab":
         n = res.timings[lib].samples
         assert n >= 3
-        # the timed calls are the last n; the untimed calls right before them, from the
-        # first one after the pause (a gap over 4 ms), span at least warm_s (1 ms each)
-        first_warm = max(i for i in range(len(ts) - n) if i == 0 or ts[i] - ts[i - 1] > 0.004)
-        assert ts[len(ts) - n] - ts[first_warm] >= 0.03 - 0.002, (lib, ts)
-        assert len(ts) - n - first_warm >= 2
+        mine = [i for i, e in enumerate(events) if e[:2] == ("call", lib)]
+        timed = mine[-n:]
+        pause = max(i for i, e in enumerate(events[:timed[0]]) if e[0] == "pause")
+        warm = [i for i in mine if pause < i < timed[0]]
+        assert len(warm) >= 2
+        # (1 ms for the stamps being taken inside the calls: two warm calls alone span ~2)
+        assert events[timed[0]][2] - events[warm[0]][2] >= 0.03 - 0.001
+        assert all(events[i][1] == lib for i in range(pause + 1, timed[-1] + 1))
 
 
 def test_measure_reports_errors_and_mismatches():
