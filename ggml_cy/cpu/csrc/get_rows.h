@@ -51,7 +51,7 @@ static inline int gr_compute(const ggml_tensor * dst, int ith, int nth) {
             else for (int64_t k = 0; k < ne00; k++) out[k] = *(const float *)(src + k * a->nb[0]);
         } else if (type == GGML_TYPE_F16) {
             if (a->nb[0] == 2) kern_h2f_row((const uint16_t *)src, out, ne00);
-            else for (int64_t k = 0; k < ne00; k++) out[k] = kern_h2f(*(const uint16_t *)(src + k * a->nb[0]));
+            else for (int64_t k = 0; k < ne00; k++) out[k] = kern_h2f_hw(*(const uint16_t *)(src + k * a->nb[0]));
         } else {
             if (a->nb[0] == 2) kern_bf2f_row((const uint16_t *)src, out, ne00);
             else for (int64_t k = 0; k < ne00; k++) out[k] = kern_bf2f(*(const uint16_t *)(src + k * a->nb[0]));

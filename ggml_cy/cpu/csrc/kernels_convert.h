@@ -175,6 +175,11 @@ static inline double kern_h2d_nan(uint16_t h) {
 #define KERN_CVT_AFTER_CHECK(v) __asm__ volatile("" : "+v"(v))
 
 #if defined(__F16C__)
+/* The instruction alone, for ggml's own ops (norm and rope inputs, masks, get_rows,
+ * quantized blocks' scales): ggml's CPU widens halves this way, so a signaling NaN comes out
+ * quiet there as in ggml, and these per-element loops carry no check (the check below
+ * doubled a strided widening loop's time). */
+static inline float kern_h2f_hw(uint16_t h) { return _cvtsh_ss(h); }
 static inline float kern_h2f(uint16_t h) {
     if (__builtin_expect(kern_f16_is_snan(h), 0)) return kern_h2f_soft(h);
     __asm__ volatile("" : "+r"(h));
@@ -196,6 +201,7 @@ static inline uint16_t kern_f2h(float f) {
 }
 #define KERN_HAVE_F16C 1
 #else
+static inline float kern_h2f_hw(uint16_t h) { return kern_h2f_soft(h); }
 static inline float kern_h2f(uint16_t h) { return kern_h2f_soft(h); }
 static inline uint16_t kern_f2h(float f) { return kern_f2h_soft(f); }
 #define KERN_HAVE_F16C 0

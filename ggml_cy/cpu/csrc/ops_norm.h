@@ -213,7 +213,7 @@ ON_INL void on_soft_max_row_##tn(const char * x, int64_t sb, char * y, int64_t d
     } else {                                                                               \
         for (int64_t j = 0; j < n; j++) {                                                  \
             const T w = ON_AT(const T, x, j, sb) * scale                                   \
-                + slope * (T)(m16 ? kern_h2f(ON_AT(const uint16_t, mp, j, mb))             \
+                + slope * (T)(m16 ? kern_h2f_hw(ON_AT(const uint16_t, mp, j, mb))             \
                                   : ON_AT(const float, mp, j, mb));                        \
             ON_AT(T, y, j, db) = w;                                                        \
             mx = w > mx ? w : mx;                                                          \
@@ -253,7 +253,7 @@ ON_DEF_SOFTMAX(f64, double, exp)
 #define ON_ST_F32(p, v) (*(float *)(p) = (v))
 #define ON_LD_F64(p) (*(const double *)(p))
 #define ON_ST_F64(p, v) (*(double *)(p) = (v))
-#define ON_LD_F16(p) kern_h2f(*(const uint16_t *)(p))
+#define ON_LD_F16(p) kern_h2f_hw(*(const uint16_t *)(p))
 #define ON_ST_F16(p, v) (*(uint16_t *)(p) = kern_f2h(v))
 
 #define ON_GLU_LOOP(R, LD, ST, EXPR)                                                      \

@@ -80,7 +80,7 @@ static inline void rope_fill_cache(float * cache, int n_dims, float p, const ggm
 }
 
 static inline float rope_load(const char * p, int type) {
-    return type == GGML_TYPE_F32 ? *(const float *)p : kern_h2f(*(const uint16_t *)p);
+    return type == GGML_TYPE_F32 ? *(const float *)p : kern_h2f_hw(*(const uint16_t *)p);
 }
 
 static inline void rope_store(char * p, int type, float v) {

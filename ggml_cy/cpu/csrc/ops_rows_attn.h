@@ -269,7 +269,7 @@ static inline void fa_compute(const ggml_tensor * dst, int ith, int nth, float *
                     fa_row * r = &rows[t];
                     if (r->kb != khead && (t == 0 || r->kb != rows[t - 1].kb))
                         fa_prefetch_row(r->kb, ic + FA_PF, n_kv, k->nb[1], krow_bytes);
-                    const float mv = r->mask ? r->slope * kern_h2f(r->mask[ic]) : 0.0f;
+                    const float mv = r->mask ? r->slope * kern_h2f_hw(r->mask[ic]) : 0.0f;
                     if (mv == -INFINITY) { sc[t][j] = -INFINITY; continue; }
                     if (r->kb != khead) {
                         khead = r->kb;

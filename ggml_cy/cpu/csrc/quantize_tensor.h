@@ -74,7 +74,7 @@ static inline void gcy_qz_part(ggml_tensor * dst, const ggml_tensor * src, int i
             for (int64_t k = 0; k < n; k += chunk_blk) {
                 const int64_t m = (n - k < chunk_blk ? n - k : chunk_blk) * bs;
                 if (src->type == GGML_TYPE_F16)
-                    for (int64_t e = 0; e < m; ++e) buf[e] = kern_h2f(h[k * bs + e]);
+                    for (int64_t e = 0; e < m; ++e) buf[e] = kern_h2f_hw(h[k * bs + e]);
                 else
                     for (int64_t e = 0; e < m; ++e) buf[e] = kern_bf2f(h[k * bs + e]);
                 fn(buf, d + k * ts, m);

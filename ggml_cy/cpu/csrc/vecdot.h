@@ -44,7 +44,7 @@
 
 static inline uint16_t vd_ld16(const uint8_t * p) { uint16_t v; memcpy(&v, p, 2); return v; }
 static inline uint32_t vd_ld32(const uint8_t * p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline float vd_ldh(const uint8_t * p) { return kern_h2f(vd_ld16(p)); }
+static inline float vd_ldh(const uint8_t * p) { return kern_h2f_hw(vd_ld16(p)); }
 
 /* The weight types the integer paths take, and each one's partner (-1: path F). */
 static inline int vd_partner(int type) {
