@@ -13,6 +13,7 @@ import numpy as np
 
 import ggml_cy
 from ggml_cy.cpu import _kernels
+from ggml_cy.graph.context import Context
 
 # the child imports the ggml_cy under test (in-place build or install), never an unbuilt
 # source tree in the current folder (CI runs pytest from the clone after `pip install .`)
@@ -21,8 +22,9 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 
 
 def _mixed_calls(seed, rounds, n_threads_choices=(1, 2, 3, 4, 8)):
-    """Eager calls (optional helpers), evaluate/graph calls (every thread) and small calls
-    (one thread), back to back with changing thread counts; returns the mismatches."""
+    """Eager calls and evaluate's one-group graphs (optional helpers), a graph of two steps
+    (every thread, a barrier) and small calls (one thread), back to back with changing
+    thread counts; returns the mismatches."""
     rng = np.random.default_rng(seed)
     bad = []
     for _ in range(rounds):
@@ -38,6 +40,15 @@ def _mixed_calls(seed, rounds, n_threads_choices=(1, 2, 3, 4, 8)):
             bad.append(("maximum", n, nt))
         if not np.array_equal(ggml_cy.evaluate("a*b - a", a=a, b=b, n_threads=nt), a * b - a):
             bad.append(("evaluate", n, nt))
+        m10 = n - n % 10
+        a2, b2 = a[:m10].reshape(10, -1), b[:m10].reshape(10, -1)
+        ctx = Context(5 * a.nbytes + (1 << 20))
+        ta, tb = ctx.tensor_from(a2), ctx.tensor_from(b2)
+        rows = ctx.sum_rows(ctx.sub(ctx.mul(ta, tb), ta))
+        ctx.new_graph().build_forward_expand(rows).compute(nt)
+        want = (a2 * b2 - a2).sum(axis=1, dtype=np.float64)
+        if not np.allclose(rows.numpy().ravel(), want, rtol=1e-4, atol=1e-2):
+            bad.append(("graph", n, nt))
         small = a[:100]
         if not np.array_equal(ggml_cy.multiply(small, small, n_threads=nt), small * small):
             bad.append(("small", n, nt))

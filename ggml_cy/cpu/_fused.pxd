@@ -11,6 +11,7 @@
 # program compiled at plan time, the running value in vector registers).
 from libc.stdint cimport int64_t
 from ggml_cy.core._core cimport ggml_tensor
+from ggml_cy.cpu._kernels cimport dyn_ranges
 
 # The accumulator machine that runs groups of plain float arithmetic (csrc/fused_vm.h).
 cdef extern from "fused_vm.h" nogil:
@@ -74,7 +75,10 @@ cdef size_t fuse_work_size(const fuse_group * g) noexcept nogil
 
 # Runs thread ith's share (of nth) of the group's blocks; `work` is this thread's
 # scratch of fuse_work_size(g) bytes. Returns 0, or -1 when a kernel refused a node.
-cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept nogil
+# dyn NULL: the static share (blocks n_blocks*ith//nth ..); otherwise chunks of dyn.cs
+# blocks dealt by _kernels.dyn_next, on a pool_run_dyn job (workers optional).
+cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth,
+                  dyn_ranges * dyn) noexcept nogil
 
 # 1 when the bytes a and b can touch intersect (conservative: byte extents).
 cdef bint extents_overlap(const ggml_tensor * a, const ggml_tensor * b) noexcept nogil

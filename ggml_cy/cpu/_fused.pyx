@@ -6,7 +6,7 @@ from libc.string cimport memcpy, memset
 
 from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, core_is_contiguous, core_extent,
                             GGML_MAX_SRC)
-from ggml_cy.cpu._kernels cimport compute_forward, stream_pays
+from ggml_cy.cpu._kernels cimport compute_forward, stream_pays, dyn_ranges, dyn_next
 from ggml_cy.core._ops cimport (GGML_OP_ADD, GGML_OP_SCALE, GGML_OP_ADD1, GGML_OP_DUP,
                                 GGML_OP_CPY, GGML_OP_CONT, GGML_OP_SUB, GGML_OP_MUL,
                                 GGML_OP_DIV, GGML_OP_MAX, GGML_OP_MIN, GGML_OP_NEG, GGML_OP_ABS,
@@ -394,14 +394,11 @@ cdef size_t fuse_work_size(const fuse_group * g) noexcept nogil:
             + <size_t> g.n_scratch * (g.scratch_bytes + SCRATCH_STAGGER))
 
 
-cdef void run_program(const fuse_group * g, char * work, int ith, int nth) noexcept nogil:
-    """Thread ith's share of the blocks through the accumulator machine (split0 blocks:
-    pieces of single rows, so every slot is a pointer and a unit stride)."""
-    cdef char * aligned = <char *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63))
+cdef void run_program(const fuse_group * g, char * aligned, int64_t b0, int64_t b1) noexcept nogil:
+    """Blocks b0..b1-1 through the accumulator machine (split0 blocks: pieces of single
+    rows, so every slot is a pointer and a unit stride); aligned: the thread's work area."""
     cdef char * base[64]        # FUSE_MAX_SLOTS: this block's first element per slot
     cdef const fuse_slot * sl
-    cdef int64_t b0 = g.n_blocks * ith // nth
-    cdef int64_t b1 = g.n_blocks * (ith + 1) // nth
     cdef int64_t b, run, i0, n0, i1, i2, i3
     cdef char * p
     cdef int s
@@ -431,12 +428,37 @@ cdef void run_program(const fuse_group * g, char * work, int ith, int nth) noexc
                     p += i0 * sl.nb[0]
                 base[s] = p
         vm_run_block(&g.prog, base, n0, aligned)
-    gcy_stream_fence()
 
 
-cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept nogil:
+cdef inline bint next_range(const fuse_group * g, int ith, int nth, dyn_ranges * dyn,
+                            int * step, int64_t * b0, int64_t * b1) noexcept nogil:
+    """The next blocks [b0, b1) this thread runs: with dyn, chunks of dyn.cs blocks dealt by
+    _kernels.dyn_next (workers are optional helpers); without, the one static share (step
+    counts the calls). False when there are none left."""
+    cdef int64_t c
+    if dyn == NULL:
+        if step[0] > 0:
+            return False
+        step[0] = 1
+        b0[0] = g.n_blocks * ith // nth
+        b1[0] = g.n_blocks * (ith + 1) // nth
+        return True
+    c = dyn_next(dyn, ith % dyn.nranges, step)
+    if c < 0:
+        return False
+    b0[0] = c * dyn.cs
+    b1[0] = b0[0] + dyn.cs if b0[0] + dyn.cs < g.n_blocks else g.n_blocks
+    return True
+
+
+cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth,
+                  dyn_ranges * dyn) noexcept nogil:
+    cdef int step = 0
+    cdef int64_t b0, b1, b
     if g.vm:
-        run_program(g, work, ith, nth)
+        while next_range(g, ith, nth, dyn, &step, &b0, &b1):
+            run_program(g, <char *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63)), b0, b1)
+        gcy_stream_fence()
         return 0
     cdef ggml_tensor * d = <ggml_tensor *> ((<uintptr_t> work + 63) & ~(<uintptr_t> 63))
     cdef char * scratch = <char *> d + align64(sizeof(ggml_tensor) * g.n_slots)
@@ -450,80 +472,79 @@ cdef int fuse_run(const fuse_group * g, char * work, int ith, int nth) noexcept 
                 d[s].src[j] = &d[g.slots[s].src_slot[j]] if g.slots[s].src_slot[j] >= 0 else NULL
             if d[s].op == GGML_OP_ADD1:
                 d[s].op = GGML_OP_ADD  # a scalar src1 tiles anything
-    cdef int64_t b0 = g.n_blocks * ith // nth
-    cdef int64_t b1 = g.n_blocks * (ith + 1) // nth
-    cdef int64_t b, run, i0, n0, i1, n1, i2, i3, r
+    cdef int64_t run, i0, n0, i1, n1, i2, i3, r
     cdef size_t es
     cdef char * p
-    for b in range(b0, b1):
-        run = b // g.blocks_per_run
-        if g.split0:
-            i0 = (b - run * g.blocks_per_run) * g.block
-            n0 = g.ne[0] - i0
-            if n0 > g.block:
-                n0 = g.block
-            r = run
-            i1 = r % g.ne[1]
-            r = r // g.ne[1]
-            n1 = 1
-        else:
-            i0 = 0
-            n0 = g.ne[0]
-            i1 = (b - run * g.blocks_per_run) * g.block
-            n1 = g.ne[1] - i1
-            if n1 > g.block:
-                n1 = g.block
-            r = run
-        i2 = r % g.ne[2]
-        i3 = r // g.ne[2]
-        for s in range(g.n_slots):
-            sl = &g.slots[s]
-            if sl.is_node and sl.scratch >= 0:  # intermediates, and streamed outputs
-                es = ggml_type_size(sl.t.type)
-                d[s].data = scratch + <size_t> sl.scratch * (g.scratch_bytes + SCRATCH_STAGGER)
-                d[s].ne[0] = n0
-                d[s].ne[1] = n1
-                d[s].nb[0] = es
-                d[s].nb[1] = es * n0
-                d[s].nb[2] = es * n0 * n1
-                d[s].nb[3] = d[s].nb[2]
-            elif sl.is_node:
-                d[s].data = sl.data + i3 * sl.nb[3] + i2 * sl.nb[2] + i1 * sl.nb[1] + i0 * sl.nb[0]
-                d[s].ne[0] = n0
-                d[s].ne[1] = n1
-                d[s].nb[0] = sl.nb[0]
-                d[s].nb[1] = sl.nb[1]
-                d[s].nb[2] = sl.nb[2]
-                d[s].nb[3] = sl.nb[3]
+    while next_range(g, ith, nth, dyn, &step, &b0, &b1):
+        for b in range(b0, b1):
+            run = b // g.blocks_per_run
+            if g.split0:
+                i0 = (b - run * g.blocks_per_run) * g.block
+                n0 = g.ne[0] - i0
+                if n0 > g.block:
+                    n0 = g.block
+                r = run
+                i1 = r % g.ne[1]
+                r = r // g.ne[1]
+                n1 = 1
             else:
-                # external input: tiled over the output (ne divides), rows by modulo
-                p = sl.data + (i3 % sl.ne[3]) * sl.nb[3] + (i2 % sl.ne[2]) * sl.nb[2]
-                if sl.ne[1] != 1:
-                    p += i1 * sl.nb[1]
-                    d[s].ne[1] = n1
-                else:
-                    d[s].ne[1] = 1
-                if g.split0 and sl.ne[0] != 1:
-                    p += i0 * sl.nb[0]
+                i0 = 0
+                n0 = g.ne[0]
+                i1 = (b - run * g.blocks_per_run) * g.block
+                n1 = g.ne[1] - i1
+                if n1 > g.block:
+                    n1 = g.block
+                r = run
+            i2 = r % g.ne[2]
+            i3 = r // g.ne[2]
+            for s in range(g.n_slots):
+                sl = &g.slots[s]
+                if sl.is_node and sl.scratch >= 0:  # intermediates, and streamed outputs
+                    es = ggml_type_size(sl.t.type)
+                    d[s].data = scratch + <size_t> sl.scratch * (g.scratch_bytes + SCRATCH_STAGGER)
                     d[s].ne[0] = n0
+                    d[s].ne[1] = n1
+                    d[s].nb[0] = es
+                    d[s].nb[1] = es * n0
+                    d[s].nb[2] = es * n0 * n1
+                    d[s].nb[3] = d[s].nb[2]
+                elif sl.is_node:
+                    d[s].data = sl.data + i3 * sl.nb[3] + i2 * sl.nb[2] + i1 * sl.nb[1] + i0 * sl.nb[0]
+                    d[s].ne[0] = n0
+                    d[s].ne[1] = n1
+                    d[s].nb[0] = sl.nb[0]
+                    d[s].nb[1] = sl.nb[1]
+                    d[s].nb[2] = sl.nb[2]
+                    d[s].nb[3] = sl.nb[3]
                 else:
-                    d[s].ne[0] = sl.ne[0]
-                d[s].data = p
-                d[s].nb[0] = sl.nb[0]
-                d[s].nb[1] = sl.nb[1]
-                d[s].nb[2] = sl.nb[2]
-                d[s].nb[3] = sl.nb[3]
-            d[s].ne[2] = 1
-            d[s].ne[3] = 1
-        for s in range(g.n_nodes):
-            if compute_forward(&d[s], 0, 1) < 0:
-                gcy_stream_fence()
-                return -1
-        for s in range(g.n_nodes):
-            sl = &g.slots[s]
-            if sl.stream:  # split0 blocks: one row piece of n0 elements
-                gcy_stream_store(sl.data + i3 * sl.nb[3] + i2 * sl.nb[2] + i1 * sl.nb[1]
-                                 + i0 * sl.nb[0], <char *> d[s].data,
-                                 n0 * <int64_t> ggml_type_size(sl.t.type))
+                    # external input: tiled over the output (ne divides), rows by modulo
+                    p = sl.data + (i3 % sl.ne[3]) * sl.nb[3] + (i2 % sl.ne[2]) * sl.nb[2]
+                    if sl.ne[1] != 1:
+                        p += i1 * sl.nb[1]
+                        d[s].ne[1] = n1
+                    else:
+                        d[s].ne[1] = 1
+                    if g.split0 and sl.ne[0] != 1:
+                        p += i0 * sl.nb[0]
+                        d[s].ne[0] = n0
+                    else:
+                        d[s].ne[0] = sl.ne[0]
+                    d[s].data = p
+                    d[s].nb[0] = sl.nb[0]
+                    d[s].nb[1] = sl.nb[1]
+                    d[s].nb[2] = sl.nb[2]
+                    d[s].nb[3] = sl.nb[3]
+                d[s].ne[2] = 1
+                d[s].ne[3] = 1
+            for s in range(g.n_nodes):
+                if compute_forward(&d[s], 0, 1) < 0:
+                    gcy_stream_fence()
+                    return -1
+            for s in range(g.n_nodes):
+                sl = &g.slots[s]
+                if sl.stream:  # split0 blocks: one row piece of n0 elements
+                    gcy_stream_store(sl.data + i3 * sl.nb[3] + i2 * sl.nb[2] + i1 * sl.nb[1]
+                                     + i0 * sl.nb[0], <char *> d[s].data,
+                                     n0 * <int64_t> ggml_type_size(sl.t.type))
     gcy_stream_fence()
     return 0

@@ -75,6 +75,19 @@ cdef int pool_run(gcy_task_fn fn, void * arg, int nth) noexcept nogil
 # leaves out; fn(arg, 0, nth) alone must finish the job (a shared work counter) and fn
 # must not call pool_barrier. The caller waits only for the workers that joined.
 cdef int pool_run_dyn(gcy_task_fn fn, void * arg, int nth) noexcept nogil
+# The chunk dealing of such jobs: nchunks chunks cut into nranges contiguous ranges, each
+# with its own counter (ctrs[r * DYN_CTR_STRIDE], zeroed by the caller). dyn_next gives a
+# thread whose own range is `home` its next chunk -- its own range first, then what is left
+# of the others -- or -1 when all are taken; *step is the thread's cursor (starts at 0).
+ctypedef struct dyn_ranges:
+    int64_t * ctrs
+    int nranges
+    int64_t nchunks
+    int64_t cs              # units per chunk (the caller's unit: blocks, rows ...)
+    int64_t units
+cdef enum:
+    DYN_CTR_STRIDE = 8      # int64s between two ranges' counters: one cache line each
+cdef int64_t dyn_next(dyn_ranges * d, int home, int * step) noexcept nogil
 cdef void pool_barrier() noexcept nogil
 
 # compute_parallel's result when Ctrl-C (a Python signal handler that raised) stopped a
