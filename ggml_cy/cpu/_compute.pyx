@@ -1183,6 +1183,23 @@ cdef class Plan:
                 if self.p.steps[s].kind == STEP_FUSED]
 
     @property
+    def nodes_kept_in_cache(self):
+        """Indices of the nodes whose values never reach memory: fused-group intermediates
+        held in per-thread scratch or in the machine's tiles (their data is not written, so
+        memory set aside for them is never touched)."""
+        cdef fuse_group * g
+        cdef int s, i
+        out = []
+        for s in range(self.p.n_steps):
+            if self.p.steps[s].kind != STEP_FUSED:
+                continue
+            g = self.p.steps[s].group
+            for i in range(g.n_nodes):
+                if g.slots[i].scratch >= 0 and not g.slots[i].stream:
+                    out.append(g.first + i)
+        return out
+
+    @property
     def machine_groups(self):
         """The fused groups that run on the accumulator machine (plain float arithmetic
         along rows, csrc/fused_vm.h), as (first node index, node count)."""
