@@ -214,11 +214,14 @@ def test_many_core_share_streams_one_pass_rows_at_any_thread_count(share):
 
 
 def test_share_set_from_usable_cores():
-    """NT_SHARE_BYTES at import: cores x 2 MiB with 8+ usable cores, else 0 (off); an explicit
+    """NT_SHARE_BYTES at import: cores x 2 MiB with 8+ usable cores or more than 24 MiB of
+    LLC per usable core (a slice of a server socket), else 0 (off); an explicit
     GGML_CY_LLC_BYTES turns it off."""
     import os
     cores = len(os.sched_getaffinity(0))
-    want = cores * (2 << 20) if cores >= 8 and not os.environ.get("GGML_CY_LLC_BYTES") else 0
+    llc = K.llc_info()[0]
+    slice_ = cores >= 8 or llc > cores * (24 << 20)
+    want = cores * (2 << 20) if slice_ and not os.environ.get("GGML_CY_LLC_BYTES") else 0
     assert K._nt_share_bytes() == want
     code = "from ggml_cy.cpu import _kernels as K; print(K._nt_share_bytes())"
     from _child import ENV, HOME
@@ -226,3 +229,46 @@ def test_share_set_from_usable_cores():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True, cwd=HOME)
     assert int(out.stdout.split()[-1]) == 0
+
+
+def test_socket_slice_rule():
+    """_shares_socket: 8+ usable cores, or a few cores seeing more than 24 MiB of LLC each
+    (a 2-core VM on a 260 MB L3), share a server socket's cache; a 2-core VM on a 32 MB
+    L3 (16 MiB a core), a desktop X3D part (96 MB, 8 cores) and a laptop do not."""
+    MB = 1 << 20
+    assert K._shares_socket(260 * MB, 2)
+    assert K._shares_socket(300 * MB, 16)
+    assert K._shares_socket(8 * MB, 8)
+    assert not K._shares_socket(32 * MB, 2)
+    assert not K._shares_socket(96 * MB, 6)
+    assert not K._shares_socket(12 * MB, 4)
+    assert not K._shares_socket(0, 0)
+
+
+def test_machine_groups_stream_under_the_share_at_any_thread_count(share):
+    """A fused group on the accumulator machine streams from its registers (one pass), so
+    the socket-share rule applies to it at 1 and 2 threads as to the eager one-pass rows; a
+    block-path group (a staged write-out) keeps the LLC rules below 8 threads."""
+    from ggml_cy.graph.context import Context
+    n = 3_000_000                     # 36 MB read and written by a*b - a
+    x = np.ones(n, np.float32)
+    ctx = Context(128 << 20)
+    ta = ctx.tensor_from(x)
+    tb = ctx.tensor_from(x)
+    r = ctx.sub(ctx.mul(ta, tb), ta)                   # machine group
+    r2 = ctx.sub(ctx.tanh(ta), tb)                     # block path (tanh)
+    g = ctx.new_graph().build_forward_expand(r)
+    g2 = ctx.new_graph().build_forward_expand(r2)
+    share(300 << 20, 8 << 20)
+    one_pass = K._one_pass_nt()
+    for nth in (1, 2, 16):
+        p = g.plan(nth)
+        assert p.machine_groups == [(0, 2)]
+        assert (1 in p.streamed_nodes) is (one_pass or nth >= 8), nth
+        assert (1 in g2.plan(nth).streamed_nodes) is (nth >= 8), nth
+    share(300 << 20, 0)                                # share off: the LLC rules
+    assert g.plan(2).streamed_nodes == []
+    share(0, 0)                                        # everything beyond the LLC streams
+    assert 1 in g.plan(2).streamed_nodes
+    g.compute(2)
+    np.testing.assert_array_equal(r.numpy(), x * x - x)

@@ -1200,6 +1200,22 @@ cdef class Plan:
         return out
 
     @property
+    def streamed_nodes(self):
+        """Indices of the fused groups' nodes written out with streaming (non-temporal)
+        stores (_kernels.stream_pays decides, per group)."""
+        cdef fuse_group * g
+        cdef int s, i
+        out = []
+        for s in range(self.p.n_steps):
+            if self.p.steps[s].kind != STEP_FUSED:
+                continue
+            g = self.p.steps[s].group
+            for i in range(g.n_nodes):
+                if g.slots[i].stream:
+                    out.append(g.first + i)
+        return out
+
+    @property
     def machine_groups(self):
         """The fused groups that run on the accumulator machine (plain float arithmetic
         along rows, csrc/fused_vm.h), as (first node index, node count)."""

@@ -42,6 +42,18 @@ cdef extern from "fused_vm.h" nogil:
 # The accumulator machine for plain float arithmetic (a benchmarking knob).
 cdef bint use_vm = True
 
+cdef extern from *:
+    """
+    /* the machine's STREAM is a non-temporal store from AVX builds on (fused_vm.h); the
+       baseline build stores plainly */
+    #if defined(__AVX__)
+    #define GCY_VM_STREAMS 1
+    #else
+    #define GCY_VM_STREAMS 0
+    #endif
+    """
+    int VM_STREAMS "GCY_VM_STREAMS"
+
 
 def set_chunk_loops(flag):
     """Turns the accumulator machine for plain float arithmetic on or off (plans made
@@ -291,8 +303,13 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
     # (manycore, issue 14: only when the group's working set -- its in-memory inputs and
     # outputs -- exceeds the last-level cache, or a quarter of it on many threads,
     # _kernels.stream_pays; below it streaming would send cache-resident work out to DRAM;
-    # a group goes through a cache block first, so it is not a one-pass row there)
+    # a group on the block path goes through a cache block first, so it is not a one-pass
+    # row there; the accumulator machine streams from its registers, one pass like the
+    # eager rows, so the socket-share rule applies to it at every thread count: on a 2-core
+    # slice of a 260 MB L3 (the VM of 2026-11-27 evening) a*b + c*d - e, 1e6-1e7 float32,
+    # ran 1.08-1.70x faster streamed than with plain stores at 1 and 2 threads)
     cdef int64_t ws = 0
+    cdef bint one_pass = VM_STREAMS and use_vm and g.split0 and machine_candidate(g)
     if stream_outputs and g.split0:
         for s in range(g.n_slots):
             node = g.slots[s].t
@@ -305,7 +322,7 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
             # (gcy_stream_store streams whole cache lines only, so pieces of any alignment
             # never mix plain and streaming stores in one line)
             if (g.slots[i].scratch < 0 and g.slots[i].nb[0] == <int64_t> es
-                    and stream_pays(<int64_t> total * <int64_t> es, ws, n_threads, False)):
+                    and stream_pays(<int64_t> total * <int64_t> es, ws, n_threads, one_pass)):
                 g.slots[i].stream = 1
                 g.slots[i].scratch = g.n_scratch
                 g.n_scratch += 1
@@ -341,6 +358,32 @@ cdef void set_head(fuse_group * g) noexcept nogil:
             g.blocks_per_run = 1 + (g.ne[0] - g.head + g.block - 1) // g.block
             g.n_blocks = g.blocks_per_run * g.ne[1] * g.ne[2] * g.ne[3]
         return
+
+
+cdef bint machine_candidate(const fuse_group * g) noexcept nogil:
+    """Whether build_program will take g, as far as the streaming choice matters: one float
+    type (f32 or f64), machine ops only, unit-stride rows or one-value inputs. (A group that
+    passes here and still fails to compile runs on the block path, its streamed outputs
+    staged: same bits.)"""
+    cdef int t0 = g.slots[0].t.type
+    cdef int64_t es = ggml_type_size(t0)
+    cdef int s, op
+    cdef const fuse_slot * sl
+    if t0 != GGML_TYPE_F32 and t0 != GGML_TYPE_F64:
+        return False
+    for s in range(g.n_slots):
+        sl = &g.slots[s]
+        if sl.t.type != t0:
+            return False
+        if sl.is_node:
+            op = vm_op_of(sl.t.op)
+            if op == VM_NONE or sl.src_slot[0] < 0 or (vm_binary(op) and sl.src_slot[1] < 0):
+                return False
+            if sl.scratch < 0 and sl.nb[0] != es:
+                return False
+        elif sl.ne[0] != 1 and sl.nb[0] != es:
+            return False
+    return True
 
 
 cdef int build_program(fuse_group * g) noexcept nogil:
