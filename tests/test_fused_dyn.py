@@ -5,11 +5,6 @@ whatever the workers do not take. Same bits as numpy and as the static split, fo
 thread count, for machine groups and block-path groups, flat and row layouts, streamed
 outputs with a short first block; workers that come late (GGML_CY_SPINCOUNT=0) or not at
 all change nothing; FP flags raised on a helper reach evaluate's errstate."""
-import os
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pytest
 
@@ -17,10 +12,8 @@ import ggml_cy
 from ggml_cy.cpu import _compute, _kernels
 from ggml_cy.graph.context import Context
 
-from _child import ENV, HOME
 from _graph_helpers import assert_bitwise
-
-TESTS = os.path.dirname(os.path.abspath(__file__))
+from test_pool_dyn import run_with_late_workers
 
 
 def _cases(seed):
@@ -98,21 +91,7 @@ def test_streamed_outputs_dealt_in_chunks():
 def test_late_and_absent_workers():
     """Spin count 0: every worker sleeps after each job, so most wake after the caller has
     taken every chunk; results stay exact, later static jobs still get every thread."""
-    code = textwrap.dedent("""
-        import sys
-        sys.path.insert(0, %r)
-        sys.path.insert(0, %r)
-        import numpy as np, ggml_cy
-        import test_fused_dyn as t
-        from test_pool_dyn import _mixed_calls
-        bad = t._check((2, 4, 8)) + _mixed_calls(3, 6)
-        print("BAD", bad)
-        sys.exit(1 if bad else 0)
-    """ % (HOME, TESTS))
-    env = dict(ENV, GGML_CY_SPINCOUNT="0")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=600, cwd=HOME)
-    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
+    run_with_late_workers("test_fused_dyn._check((2, 4, 8)) + test_pool_dyn._mixed_calls(3, 6)")
 
 
 @pytest.mark.parametrize("where", ["head", "tail", "everywhere"])

@@ -74,23 +74,30 @@ def test_mixed_jobs_from_several_python_threads():
     assert errors == []
 
 
-def test_late_workers_are_not_waited_for_and_do_not_break_later_jobs():
-    """Spin count 0: a worker sleeps right after every job, so most wake-ups come after
-    the calling thread has already taken every chunk (the job is closed); a later job of
-    either kind must still see every worker it needs."""
+def run_with_late_workers(expr):
+    """Evaluates `expr` (a list of mismatches, from this folder's test modules) in a child
+    interpreter whose workers sleep right after every job (GGML_CY_SPINCOUNT=0); fails the
+    test on mismatches or a non-zero exit."""
     code = textwrap.dedent("""
         import sys
         sys.path.insert(0, %r)
         sys.path.insert(0, %r)
-        import test_pool_dyn as t
-        bad = t._mixed_calls(7, 25)
+        import test_pool_dyn, test_fused_dyn
+        bad = %s
         print("BAD", bad)
         sys.exit(1 if bad else 0)
-    """ % (HOME, TESTS))
+    """ % (HOME, TESTS, expr))
     env = dict(ENV, GGML_CY_SPINCOUNT="0")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=600, cwd=HOME)
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
+
+
+def test_late_workers_are_not_waited_for_and_do_not_break_later_jobs():
+    """Spin count 0: a worker sleeps right after every job, so most wake-ups come after
+    the calling thread has already taken every chunk (the job is closed); a later job of
+    either kind must still see every worker it needs."""
+    run_with_late_workers("test_pool_dyn._mixed_calls(7, 25)")
 
 
 def test_pool_keeps_its_workers():

@@ -11,7 +11,9 @@ class Plan:
     machine_groups: Any
     n_tasks: Any
     n_threads: Any
+    nodes_kept_in_cache: Any
     steps: Any
+    streamed_nodes: Any
     work_size: Any
 def step_profile_start(n_steps: Any) -> Any: ...
 def step_profile_stop() -> Any: ...

@@ -636,15 +636,24 @@ cdef void gemv_dyn_task(void * arg, int ith, int nth) noexcept nogil:
     gcy_fe_or(&j.p.fe_flags, kern_fe_test_all())
 
 
-cdef int single_gemv_step(gplan * p) noexcept nogil:
-    """The index of the plan's only working step when it is a float mat-vec node, else -1."""
+cdef int only_step(gplan * p, int kind) noexcept nogil:
+    """The index of the plan's only working step when it is of `kind` and runs on two or
+    more threads, else -1."""
     cdef int s, found = -1
     for s in range(p.n_steps):
         if p.steps[s].kind != STEP_NOOP:
             if found >= 0:
                 return -1
             found = s
-    if found < 0 or p.steps[found].kind != STEP_NODE or p.steps[found].n_tasks < 2:
+    if found < 0 or p.steps[found].kind != kind or p.steps[found].n_tasks < 2:
+        return -1
+    return found
+
+
+cdef int single_gemv_step(gplan * p) noexcept nogil:
+    """The index of the plan's only working step when it is a float mat-vec node, else -1."""
+    cdef int found = only_step(p, STEP_NODE)
+    if found < 0:
         return -1
     if p.nodes[p.steps[found].node].op != GGML_OP_MUL_MAT:
         return -1
@@ -687,19 +696,6 @@ cdef void fused_dyn_task(void * arg, int ith, int nth) noexcept nogil:
     if fuse_run(j.group, j.mine0 + <size_t> ith * j.p.per_thread_size, ith, nth, &j.d) < 0:
         j.p.error = 1
     gcy_fe_or(&j.p.fe_flags, kern_fe_test_all())
-
-
-cdef int single_fused_step(gplan * p) noexcept nogil:
-    """The index of the plan's only working step when it is a fused group, else -1."""
-    cdef int s, found = -1
-    for s in range(p.n_steps):
-        if p.steps[s].kind != STEP_NOOP:
-            if found >= 0:
-                return -1
-            found = s
-    if found < 0 or p.steps[found].kind != STEP_FUSED or p.steps[found].n_tasks < 2:
-        return -1
-    return found
 
 
 cdef int run_fused_dyn(gplan * p, char * base, int s) noexcept nogil:
@@ -755,7 +751,7 @@ cdef int plan_compute(gplan * p, char * work) noexcept nogil:
         pool_run_dyn(gemv_dyn_task, &gj,
                      p.steps[sg].n_tasks if p.steps[sg].n_tasks < p.n_active else p.n_active)
         return 0
-    sg = single_fused_step(p) if p.n_active > 1 and PROF_NS == NULL else -1
+    sg = only_step(p, STEP_FUSED) if p.n_active > 1 and PROF_NS == NULL else -1
     if sg >= 0:
         return run_fused_dyn(p, base, sg)
     # a graph of small nodes runs on the calling thread (pool_run with 1: no wake-ups)
