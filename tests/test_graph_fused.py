@@ -214,7 +214,8 @@ def stream_beyond_zero_llc():
 
 
 @pytest.mark.parametrize("shape, offset", [((4, 1_250_003), 0), ((4, 1_250_000), 1),
-                                           ((2, 2_500_000), 3), ((5_000_011,), 5)])
+                                           ((2, 2_500_000), 3), ((5_000_011,), 5),
+                                           ((4, 1_250_008), 2)])   # rows 32 mod 64 B
 def test_streamed_rows_with_a_short_first_block(shape, offset, stream_beyond_zero_llc):
     """Large outputs whose rows start off a 32-byte boundary: the machine cuts each row
     at the boundary (or, when rows differ in alignment, stages both loose ends): same

@@ -33,6 +33,7 @@ cdef extern from "fused_vm.h" nogil:
         VM_K_TEMP
         VM_K_MEM
         VM_K_CONST
+        VM_VBYTES
     int vm_compile(vm_prog * p, int type, int n_nodes, int n_slots, const int * op,
                    const int * src0, const int * src1, const signed char * kind,
                    const int * stream)
@@ -336,7 +337,7 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
 
 cdef void set_head(fuse_group * g) noexcept nogil:
     """Machine groups with a streamed output: when every row of it starts at the same
-    offset from a 32-byte boundary, rows are cut as [0, head) and then whole blocks from
+    offset from a VM_VBYTES boundary (32 or 64), rows are cut as [0, head) and then whole blocks from
     that boundary on, so that only the first and last block of a row have loose ends
     (which the machine runs through its slower staging path)."""
     cdef int s, d
@@ -346,12 +347,12 @@ cdef void set_head(fuse_group * g) noexcept nogil:
         if not g.slots[s].stream:
             continue
         for d in range(1, 4):
-            if g.ne[d] > 1 and g.slots[s].nb[d] % 32 != 0:
+            if g.ne[d] > 1 and g.slots[s].nb[d] % VM_VBYTES != 0:
                 return
         addr = <uintptr_t> g.slots[s].data
         if addr % es:
             return
-        g.head = ((32 - (addr & 31)) & 31) // es
+        g.head = ((VM_VBYTES - (addr & (VM_VBYTES - 1))) & (VM_VBYTES - 1)) // es
         if g.head >= g.ne[0]:
             g.head = 0
         if g.head:

@@ -1,6 +1,6 @@
 /* The accumulator machine of fused_vm.h for one element type: included once per type
- * with VM_SFX (name suffix), VM_T (element), VM_VF/VM_VI (float and int vectors of 32
- * bytes), VM_W (lanes), VM_ABSMASK (all bits but the sign) and VM_STREAM (non-temporal
+ * with VM_SFX (name suffix), VM_T (element), VM_VF/VM_VI (float and int vectors of
+ * VM_VBYTES bytes), VM_W (lanes), VM_ABSMASK (all bits but the sign) and VM_STREAM (non-temporal
  * vector store) defined. No include guard: that is the point. */
 #define VM_CAT2(a, b) a##_##b
 #define VM_CAT(a, b) VM_CAT2(a, b)
@@ -55,7 +55,7 @@ static void VM_FN(vm_blocks)(const vm_prog * p, char ** ptr, const int * mem, in
             case VM_I_LOAD: VM_EACH(VM_DO_LOAD) break;
             case VM_I_STORE: VM_EACH(VM_DO_STORE) break;
             case VM_I_STREAM:
-                if (((uintptr_t)o & 31u) == 0) { VM_EACH(VM_DO_STREAM) }
+                if (((uintptr_t)o & (VM_VBYTES - 1u)) == 0) { VM_EACH(VM_DO_STREAM) }
                 else { VM_EACH(VM_DO_STORE) }
                 break;
             case VM_ADD: VM_EACH(VM_DO_ADD) break;
@@ -83,7 +83,7 @@ static void VM_FN(vm_blocks)(const vm_prog * p, char ** ptr, const int * mem, in
 /* m (< one block) elements through the vector machine: the inputs' elements are copied
  * into staging tiles padded with ones (harmless operands: no NaN, no denormal), one block
  * runs there, and the outputs' m elements are copied back. Output staging tiles sit 8
- * bytes past a 32-byte boundary, so STREAM stores plainly there (the copy-out reads
+ * bytes past a 64-byte boundary, so STREAM stores plainly there (the copy-out reads
  * them back at once). Heads before a streamed output's alignment and block tails. */
 static void VM_FN(vm_partial)(const vm_prog * p, char ** ptr, const int * mem, int n_mem,
                               int64_t m, char * stage) {
@@ -140,7 +140,8 @@ static void VM_FN(vm_run_block)(const vm_prog * p, char * const * base, int64_t 
             if (p->ins[k].code == VM_I_STREAM) {
                 uintptr_t addr = (uintptr_t)base[p->ins[k].slot];
                 if (addr % sizeof(VM_T) == 0)
-                    head = (int64_t)(((32u - (addr & 31u)) & 31u) / sizeof(VM_T));
+                    head = (int64_t)(((VM_VBYTES - (addr & (VM_VBYTES - 1u)))
+                                      & (VM_VBYTES - 1u)) / sizeof(VM_T));
                 break;
             }
         }
