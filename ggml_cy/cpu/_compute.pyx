@@ -1127,6 +1127,23 @@ _STEP_NAMES = {STEP_NOOP: "noop", STEP_NODE: "node", STEP_TEMP: "node+temp",
                STEP_FUSED: "fused", STEP_QMM: "mul_mat_q"}
 
 
+cdef list fused_node_indices(gplan * p, bint streamed):
+    """The graph indices of the fused groups' nodes that stream (streamed) or that stay in
+    cache (not streamed: scratch or machine tiles)."""
+    cdef fuse_group * g
+    cdef int s, i
+    out = []
+    for s in range(p.n_steps):
+        if p.steps[s].kind != STEP_FUSED:
+            continue
+        g = p.steps[s].group
+        for i in range(g.n_nodes):
+            if (g.slots[i].stream if streamed
+                    else g.slots[i].scratch >= 0 and not g.slots[i].stream):
+                out.append(g.first + i)
+    return out
+
+
 cdef class Plan:
     """A compute plan (ggml_cplan): work-buffer size, threads per node, fused groups.
 
@@ -1183,33 +1200,13 @@ cdef class Plan:
         """Indices of the nodes whose values never reach memory: fused-group intermediates
         held in per-thread scratch or in the machine's tiles (their data is not written, so
         memory set aside for them is never touched)."""
-        cdef fuse_group * g
-        cdef int s, i
-        out = []
-        for s in range(self.p.n_steps):
-            if self.p.steps[s].kind != STEP_FUSED:
-                continue
-            g = self.p.steps[s].group
-            for i in range(g.n_nodes):
-                if g.slots[i].scratch >= 0 and not g.slots[i].stream:
-                    out.append(g.first + i)
-        return out
+        return fused_node_indices(self.p, False)
 
     @property
     def streamed_nodes(self):
         """Indices of the fused groups' nodes written out with streaming (non-temporal)
         stores (_kernels.stream_pays decides, per group)."""
-        cdef fuse_group * g
-        cdef int s, i
-        out = []
-        for s in range(self.p.n_steps):
-            if self.p.steps[s].kind != STEP_FUSED:
-                continue
-            g = self.p.steps[s].group
-            for i in range(g.n_nodes):
-                if g.slots[i].stream:
-                    out.append(g.first + i)
-        return out
+        return fused_node_indices(self.p, True)
 
     @property
     def machine_groups(self):
