@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 #include "kernels_convert.h"
+#include "line_peel.h"
 
 /* which: KERN_H16_ADD .. KERN_H16_DIV, or these two; maximum / minimum as numpy's loops and
  * kernels_elem.h's kern_max / kern_min: the first operand when it is NaN, else the larger
@@ -46,22 +47,7 @@ static inline __attribute__((always_inline)) T NAME(T x, T y) {                 
  * 64-byte boundary; then two vectors per step (streaming stores with nt, plain unaligned
  * ones without); then one vector at a time and a scalar tail. OP(which, x, y) is the vector
  * operation. */
-/* Rows of at least this many elements run element by element up to the destination's next
- * 64-byte boundary first, plain stores too (streaming stores need it anyway). Why: numpy's
- * large arrays start 16 bytes past a page, so each 64-byte vector access straddled two
- * cache lines; operands at the destination's offset (the usual case) line up with it.
- * 16-core host, one thread, float32 add: 1e5 elements at offset 16 took 24.6 us against
- * 12.1 at offset 0 (tools/device/align_probe.py). */
-#define KERN_LINE_PEEL_MIN 256
-/* Elements before d reaches a 64-byte boundary: 0 when d is there, is not element-aligned or
- * the row is shorter than KERN_LINE_PEEL_MIN; at most n. (The row template of _kernels peels
- * with this; the SIMD rows below test the boundary inline.) */
-static inline int64_t kern_line_peel(const char * d, int64_t esize, int64_t n) {
-    const int64_t off = (int64_t)((uintptr_t)d & 63u);
-    if (n < KERN_LINE_PEEL_MIN || off == 0 || off % esize != 0) return 0;
-    const int64_t k = (64 - off) / esize;
-    return k < n ? k : n;
-}
+/* (KERN_LINE_PEEL_MIN and kern_line_peel, the head up to d's 64-byte boundary: line_peel.h) */
 #define KERN_BIN_ROW_BODY(T, VEC, LANES, SET1, LOAD, OP, STREAM, STOREU, SADD, SMUL)    \
     do {                                                                                 \
         int64_t i = 0;                                                                   \

@@ -38,6 +38,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
+#include "line_peel.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -314,6 +315,41 @@ static inline sm_vf sm_siluf(sm_vf x) { return sm_sigsiluf(x, 1); }
 static inline sm_vfh sm_sigmoidf_h(sm_vfh x) { return sm_sigsilu_h(x, 0); }
 static inline sm_vfh sm_siluf_h(sm_vfh x) { return sm_sigsilu_h(x, 1); }
 
+/* ------------------------------------------------------------------ rows */
+/* Contiguous rows of any alignment (memcpy loads/stores). A row's head, up to the
+ * destination's 64-byte boundary (line_peel.h: rows of KERN_LINE_PEEL_MIN elements or more),
+ * and its tail are computed in a block padded with 1.0 (a harmless input for every function
+ * here); every lane computes the same function of its own element, so the bits do not
+ * depend on where a row starts. In-place (d == a) is fine: each block is loaded before it
+ * is stored. */
+#define SM_ROW_BLOCK(VT, fn, src, dst, m)                                                 \
+    do {                                                                                \
+        VT v_;                                                                          \
+        for (int k_ = 0; k_ < (int)(sizeof v_ / sizeof v_[0]); k_++) v_[k_] = 1;        \
+        memcpy(&v_, (src), (size_t)(m) * sizeof v_[0]);                                 \
+        v_ = fn(v_);                                                                    \
+        memcpy((dst), &v_, (size_t)(m) * sizeof v_[0]);                                 \
+    } while (0)
+/* elements [0, m) of src / dst (a head: up to 15 of them, more than a narrow vector holds)
+ * in padded blocks of LANES */
+#define SM_ROW_SPAN(VT, LANES, fn, src, dst, m)                                           \
+    do {                                                                                \
+        for (int64_t j_ = 0; j_ < (m); j_ += (LANES))                                   \
+            SM_ROW_BLOCK(VT, fn, (src) + j_, (dst) + j_,                                \
+                         (m) - j_ < (LANES) ? (m) - j_ : (LANES));                      \
+    } while (0)
+#define SM_ROW_BODY(T, VT, LANES, fn)                                                     \
+    do {                                                                                \
+        int64_t i = kern_line_peel(d, (int64_t)sizeof(T), n);                           \
+        SM_ROW_SPAN(VT, LANES, fn, a, d, i);                                            \
+        for (; i + (LANES) <= n; i += (LANES)) {                                        \
+            VT v;                                                                       \
+            memcpy(&v, a + i, sizeof v);                                                \
+            v = fn(v);                                                                  \
+            memcpy(d + i, &v, sizeof v);                                                \
+        }                                                                               \
+        SM_ROW_SPAN(VT, LANES, fn, a + i, d + i, n - i);                                \
+    } while (0)
 #include "simd_math_more.h"
 #include "simd_math_act32.h"
 #include "simd_math_sincos32.h"
@@ -326,44 +362,16 @@ static inline sm_vfh sm_siluf_h(sm_vfh x) { return sm_sigsilu_h(x, 1); }
 #include "simd_math_f64_act.h"
 #include "simd_math_exp64.h"
 
-/* ------------------------------------------------------------------ rows */
-/* Contiguous rows of any alignment (memcpy loads/stores); the tail is computed in a block
- * padded with 1.0 (a harmless input for every function here). In-place (d == a) is fine:
- * each block is loaded before it is stored. */
 #define SM_ROW_F32(name, fn)                                                              \
 static inline void sm_row_##name##_f32(const float * a, float * d, int64_t n) {         \
-    int64_t i = 0;                                                                      \
-    for (; i + SM_NF <= n; i += SM_NF) {                                                \
-        sm_vf v;                                                                        \
-        memcpy(&v, a + i, sizeof v);                                                    \
-        v = fn(v);                                                                      \
-        memcpy(d + i, &v, sizeof v);                                                    \
-    }                                                                                   \
-    if (i < n) {                                                                        \
-        sm_vf v = sm_bcf(1.0f);                                                         \
-        memcpy(&v, a + i, (size_t)(n - i) * sizeof(float));                             \
-        v = fn(v);                                                                      \
-        memcpy(d + i, &v, (size_t)(n - i) * sizeof(float));                              \
-    }                                                                                   \
+    SM_ROW_BODY(float, sm_vf, SM_NF, fn);                                               \
 }                                                                                       \
 static inline float sm_one_##name##_f32(float x) { return fn(sm_bcf(x))[0]; }
 
+/* float32 through double lanes (the baseline's sin / cos / gelu family) */
 #define SM_ROW_F32H(name, fn)                                                             \
 static inline void sm_row_##name##_f32(const float * a, float * d, int64_t n) {         \
-    int64_t i = 0;                                                                      \
-    for (; i + SM_ND <= n; i += SM_ND) {                                                \
-        sm_vfh v;                                                                       \
-        memcpy(&v, a + i, sizeof v);                                                    \
-        v = fn(v);                                                                      \
-        memcpy(d + i, &v, sizeof v);                                                    \
-    }                                                                                   \
-    if (i < n) {                                                                        \
-        sm_vfh v;                                                                       \
-        for (int k = 0; k < SM_ND; k++) v[k] = 1.0f;                                    \
-        memcpy(&v, a + i, (size_t)(n - i) * sizeof(float));                             \
-        v = fn(v);                                                                      \
-        memcpy(d + i, &v, (size_t)(n - i) * sizeof(float));                              \
-    }                                                                                   \
+    SM_ROW_BODY(float, sm_vfh, SM_ND, fn);                                              \
 }                                                                                       \
 static inline float sm_one_##name##_f32(float x) {                                      \
     sm_vfh v;                                                                           \

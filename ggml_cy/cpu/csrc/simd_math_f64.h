@@ -579,19 +579,7 @@ static inline sm_vd sm_silu_d(sm_vd x) { return sm_sigsilu_d_row(x, 1); }
 /* ------------------------------------------------------------------ rows */
 #define SM_ROW_F64(name, fn)                                                              \
 static inline void sm_row_##name##_f64(const double * a, double * d, int64_t n) {       \
-    int64_t i = 0;                                                                      \
-    for (; i + SM_ND <= n; i += SM_ND) {                                                \
-        sm_vd v;                                                                        \
-        memcpy(&v, a + i, sizeof v);                                                    \
-        v = fn(v);                                                                      \
-        memcpy(d + i, &v, sizeof v);                                                    \
-    }                                                                                   \
-    if (i < n) {                                                                        \
-        sm_vd v = sm_bcd(1.0);                                                          \
-        memcpy(&v, a + i, (size_t)(n - i) * sizeof(double));                            \
-        v = fn(v);                                                                      \
-        memcpy(d + i, &v, (size_t)(n - i) * sizeof(double));                             \
-    }                                                                                   \
+    SM_ROW_BODY(double, sm_vd, SM_ND, fn);                                              \
 }                                                                                       \
 static inline double sm_one_##name##_f64(double x) { return fn(sm_bcd(x))[0]; }
 

@@ -107,7 +107,8 @@ static inline sm_vf sm_gelu_erff_z(sm_vf x) {
  * padded block) and one element (sm_one_gelu_erf_f32) give the same bits. */
 static inline void sm_row_gelu_erf_f32(const float * a, float * d, int64_t n) {
     const __m512i lim = _mm512_set1_epi32(0x41400000);
-    int64_t i = 0;
+    int64_t i = kern_line_peel(d, (int64_t)sizeof(float), n);   /* the head: SM_ROW_BODY's */
+    SM_ROW_SPAN(sm_vf, SM_NF, sm_gelu_erff_z, a, d, i);
     for (; i + 2 * SM_NF <= n; i += 2 * SM_NF) {
         sm_vf x0, x1;
         memcpy(&x0, a + i, sizeof x0);
