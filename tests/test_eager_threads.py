@@ -1,5 +1,6 @@
 """Thread control (set/get, context manager, per-call n_threads, environment defaults) and
-calls from several Python threads at once (the GIL is released around the kernels)."""
+calls from several Python threads at once (the GIL is released around the kernels of calls
+over 8192 elements; smaller calls keep it, as numpy's do below 500)."""
 import os
 import subprocess
 import sys
@@ -111,6 +112,39 @@ def test_many_python_threads_at_once():
         t.join(timeout=300)
     assert not any(t.is_alive() for t in threads)
     assert errors == []
+
+
+def test_small_calls_keep_the_gil():
+    """Calls of at most 8192 elements (_eager.GIL_KEEP_ELEMS) run their kernel with the GIL
+    held: releasing and taking it back would cost more than a tenth of such a call. With a
+    long switch interval nothing here lets the ticker run while the calls repeat."""
+    x = np.ones(8192, np.float32)
+    out = np.empty_like(x)
+    ticks = []
+    done = threading.Event()
+
+    def ticker():
+        while not done.is_set():
+            ticks.append(1)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1.0)
+    t = threading.Thread(target=ticker)
+    try:
+        t.start()
+        before = len(ticks)
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 0.05:
+            g.add(x, x, out=out)
+            g.exp(x[:100], out=out[:100])
+            g.copyto(out, x)
+        during = len(ticks) - before
+    finally:
+        done.set()
+        sys.setswitchinterval(old)
+        t.join()
+    assert during == 0
+    assert (out == 1).all()
 
 
 def test_gil_released_during_kernels():

@@ -120,6 +120,24 @@ cdef void fill_descriptor(ggml_tensor * t, int type, int nd, const int64_t * sha
     core_init_header(t, type, ne, nb, data)     # zeroes the rest of the header
 
 
+# Calls of at most this many elements run with the GIL held: releasing and taking it back
+# costs two mutex round trips, and such a call lasts a few microseconds at most (numpy keeps
+# the GIL below 500 elements). 2-core VM, float32 add with out=, one element: 0.40 -> 0.35-
+# 0.37 us (numpy 0.38-0.40); 1000 elements 0.43 -> 0.38-0.40 (numpy 0.49-0.51).
+cdef enum:
+    GIL_KEEP_ELEMS = 8192
+
+
+cdef inline bint keeps_gil(int nd, const int64_t * shape) noexcept nogil:
+    cdef int64_t n = 1
+    cdef int d
+    for d in range(nd):
+        n *= shape[d]
+        if n > GIL_KEEP_ELEMS or n < 0:
+            return False
+    return True
+
+
 cdef int run_elementwise(int op, const int32_t * params, int nops, char ** data,
                          const int * types, int nd, const int64_t * shape_in,
                          const int64_t * strides_in, int n_threads) noexcept nogil:
@@ -461,8 +479,11 @@ cdef int cast_into(cnp.ndarray dst, int tdst, cnp.ndarray src, int tsrc, int nth
     data[1] = ops[1].data
     types[0] = tdst
     types[1] = tsrc
-    with nogil:
+    if keeps_gil(nd, shape):
         rc = run_elementwise(GGML_OP_DUP, NULL, 2, data, types, nd, shape, strides, nth)
+    else:
+        with nogil:
+            rc = run_elementwise(GGML_OP_DUP, NULL, 2, data, types, nd, shape, strides, nth)
     if rc == KERN_INTERRUPTED:
         raise_interrupted()    # Ctrl-C in a long call
     return rc
@@ -788,8 +809,11 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
         data[i] = ops[i].data
         types[i] = ops[i].type
     types[0] = loop.tout
-    with nogil:
+    if keeps_gil(nd, shape):
         rc = run_elementwise(op, params, nops, data, types, nd, shape, strides, nth)
+    else:
+        with nogil:
+            rc = run_elementwise(op, params, nops, data, types, nd, shape, strides, nth)
     if rc == KERN_INTERRUPTED:
         raise_interrupted()    # Ctrl-C in a long call
     if rc < 0:
