@@ -114,12 +114,11 @@ def test_many_python_threads_at_once():
     assert errors == []
 
 
-def test_small_calls_keep_the_gil():
-    """Calls of at most 8192 elements (_eager.GIL_KEEP_ELEMS) run their kernel with the GIL
-    held: releasing and taking it back would cost more than a tenth of such a call. With a
-    long switch interval nothing here lets the ticker run while the calls repeat."""
-    x = np.ones(8192, np.float32)
-    out = np.empty_like(x)
+def _ticks_while(call, interval, limit_s, until_tick):
+    """How often a ticker thread ran while `call` repeated for up to limit_s seconds (until
+    it ticked once, with until_tick) under a switch interval of `interval` seconds: with a
+    long interval a thread holding the GIL is not asked to drop it during the calls, so the
+    ticker only runs while a kernel has released it."""
     ticks = []
     done = threading.Event()
 
@@ -128,52 +127,40 @@ def test_small_calls_keep_the_gil():
             ticks.append(1)
 
     old = sys.getswitchinterval()
-    sys.setswitchinterval(1.0)
+    sys.setswitchinterval(interval)
     t = threading.Thread(target=ticker)
     try:
         t.start()
         before = len(ticks)
         t0 = time.perf_counter()
-        while time.perf_counter() - t0 < 0.05:
-            g.add(x, x, out=out)
-            g.exp(x[:100], out=out[:100])
-            g.copyto(out, x)
-        during = len(ticks) - before
+        while time.perf_counter() - t0 < limit_s and not (until_tick and len(ticks) > before):
+            call()
+        return len(ticks) - before
     finally:
         done.set()
         sys.setswitchinterval(old)
         t.join()
-    assert during == 0
+
+
+def test_small_calls_keep_the_gil():
+    """Calls of at most 8192 elements (_eager.GIL_KEEP_ELEMS) run their kernel with the GIL
+    held: releasing and taking it back would cost more than a tenth of such a call."""
+    x = np.ones(8192, np.float32)
+    out = np.empty_like(x)
+
+    def calls():
+        g.add(x, x, out=out)
+        g.exp(x[:100], out=out[:100])
+        g.copyto(out, x)
+
+    assert _ticks_while(calls, 1.0, 0.05, until_tick=False) == 0
     assert (out == 1).all()
 
 
 def test_gil_released_during_kernels():
-    """With a long switch interval a thread holding the GIL is not asked to drop it during
-    these calls, so the ticker thread only runs while the kernels have released it. The
-    calls repeat until the ticker has ticked, for at most 0.15 s (under the 0.25 s interval,
-    so a forced switch cannot tick for it): on a loaded 2-core machine (CI runs a second
-    pytest process beside this one) two calls of ~5 ms were seen to end before the
+    """The calls repeat until the ticker has ticked, for at most 0.15 s (under the 0.25 s
+    interval, so a forced switch cannot tick for it): on a loaded 2-core machine (CI runs a
+    second pytest process beside this one) two calls of ~5 ms were seen to end before the
     scheduler gave the ticker a core."""
     a = np.ones(4_000_000, np.float32)
-    ticks = []
-    done = threading.Event()
-
-    def ticker():
-        while not done.is_set():
-            ticks.append(1)
-
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(0.25)
-    t = threading.Thread(target=ticker)
-    try:
-        t.start()
-        before = len(ticks)
-        t0 = time.perf_counter()
-        while len(ticks) == before and time.perf_counter() - t0 < 0.15:
-            g.add(a, a, n_threads=1)
-        during = len(ticks) - before
-    finally:
-        done.set()
-        sys.setswitchinterval(old)
-        t.join()
-    assert during > 0
+    assert _ticks_while(lambda: g.add(a, a, n_threads=1), 0.25, 0.15, until_tick=True) > 0
