@@ -115,8 +115,10 @@ def lines():
         f"SIMD target:     baseline {' '.join(c['build_march']) or '(compiler default)'}: "
         f"{' '.join(c['build_simd']) or 'none'}",
     ]
+    width = max((len(level) for level in c["build_levels"]), default=0) + 1
     for level, simd in c["build_levels"].items():
-        out.append(f"  level {level:9s}{' '.join(simd)}")
+        # padded to the longest name: "avx512vnni" ran into its first flag at a fixed width
+        out.append(f"  level {level:{width}s}{' '.join(simd)}")
     out += [
         f"dispatch:        {c['dispatch_level'] or 'none'} ({c['dispatch_reason'] or 'single build'})",
         f"CPU:             {c['cpu_model']}",

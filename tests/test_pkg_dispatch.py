@@ -11,6 +11,7 @@ import types
 import pytest
 
 import ggml_cy
+from ggml_cy import _config
 from ggml_cy.core import _startup
 
 try:
@@ -220,3 +221,10 @@ def test_show_config_names_the_level_in_use():
     ggml_cy.show_config(file=buf)
     line = [ln for ln in buf.getvalue().splitlines() if ln.startswith("dispatch:")][0]
     assert _startup.dispatch_state["level"] in line
+    # every built level's line: its name, then its flags, apart (the names differ in length)
+    built = _config.config()["build_levels"]
+    for ln in buf.getvalue().splitlines():
+        if ln.startswith("  level "):
+            name, rest = ln[len("  level "):].split(" ", 1)
+            assert name in built, ln
+            assert rest.split() == list(built[name]), ln
