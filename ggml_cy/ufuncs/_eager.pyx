@@ -133,9 +133,20 @@ cdef inline bint keeps_gil(int nd, const int64_t * shape) noexcept nogil:
     cdef int d
     for d in range(nd):
         n *= shape[d]
-        if n > GIL_KEEP_ELEMS or n < 0:
+        if n > GIL_KEEP_ELEMS:
             return False
     return True
+
+
+cdef int call_elementwise(int op, const int32_t * params, int nops, char ** data,
+                          const int * types, int nd, const int64_t * shape,
+                          const int64_t * strides, int n_threads) noexcept:
+    """run_elementwise from a caller holding the GIL: released around the kernels of calls
+    over GIL_KEEP_ELEMS elements."""
+    if keeps_gil(nd, shape):
+        return run_elementwise(op, params, nops, data, types, nd, shape, strides, n_threads)
+    with nogil:
+        return run_elementwise(op, params, nops, data, types, nd, shape, strides, n_threads)
 
 
 cdef int run_elementwise(int op, const int32_t * params, int nops, char ** data,
@@ -479,11 +490,7 @@ cdef int cast_into(cnp.ndarray dst, int tdst, cnp.ndarray src, int tsrc, int nth
     data[1] = ops[1].data
     types[0] = tdst
     types[1] = tsrc
-    if keeps_gil(nd, shape):
-        rc = run_elementwise(GGML_OP_DUP, NULL, 2, data, types, nd, shape, strides, nth)
-    else:
-        with nogil:
-            rc = run_elementwise(GGML_OP_DUP, NULL, 2, data, types, nd, shape, strides, nth)
+    rc = call_elementwise(GGML_OP_DUP, NULL, 2, data, types, nd, shape, strides, nth)
     if rc == KERN_INTERRUPTED:
         raise_interrupted()    # Ctrl-C in a long call
     return rc
@@ -809,11 +816,7 @@ cdef object elementwise(int op, object a, object b, int nin, const int32_t * par
         data[i] = ops[i].data
         types[i] = ops[i].type
     types[0] = loop.tout
-    if keeps_gil(nd, shape):
-        rc = run_elementwise(op, params, nops, data, types, nd, shape, strides, nth)
-    else:
-        with nogil:
-            rc = run_elementwise(op, params, nops, data, types, nd, shape, strides, nth)
+    rc = call_elementwise(op, params, nops, data, types, nd, shape, strides, nth)
     if rc == KERN_INTERRUPTED:
         raise_interrupted()    # Ctrl-C in a long call
     if rc < 0:

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <fenv.h>
+#include "line_peel.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -323,7 +324,6 @@ static inline __m256i kern_f2h16(const float * src) {
  * source's head peeled (kern_f2h_row). Rows overlapping their source take kern_f2h16
  * throughout (a block runs twice). */
 #define KERN_F2H_BLOCK 1024
-#define KERN_F2H_PEEL_MIN 256
 #define KERN_MXCSR_IE 0x1u
 static inline __attribute__((always_inline))
 void kern_f2h_body16(const float * src, uint16_t * dst, int64_t n, int nt) {
@@ -366,8 +366,7 @@ static inline void kern_f2h_row(const float * src, uint16_t * dst, int64_t n) {
     if (!kern_f2h_overlap(src, dst, n)) {
         /* the source's 64-byte boundary first (numpy's large arrays start 16 bytes past a
          * page: every 64-byte load would straddle two lines) */
-        if (n >= KERN_F2H_PEEL_MIN && ((uintptr_t)src & 3u) == 0)
-            for (; ((uintptr_t)(src + i) & 63u); i++) dst[i] = kern_f2h(src[i]);
+        for (const int64_t h = kern_line_peel(src, 4, n); i < h; i++) dst[i] = kern_f2h(src[i]);
         const int64_t m = (n - i) & ~(int64_t)15;
         kern_f2h_body16(src + i, dst + i, m, 0);
         i += m;
