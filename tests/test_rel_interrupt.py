@@ -25,13 +25,16 @@ PRELUDE = textwrap.dedent("""
     # all of these tests that way)
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-    def interrupted_after(delay, fn):
-        '''Runs fn with a SIGINT sent `delay` s after the start. Returns (finished,
-        seconds from the signal to the KeyboardInterrupt, total seconds).'''
+    def interrupted_after(delay, fn, before_signal=None):
+        '''Runs fn with a SIGINT sent `delay` s after the start (before_signal, if given, runs
+        on the timer's thread just before it). Returns (finished, seconds from the signal to
+        the KeyboardInterrupt, total seconds).'''
         finished = [False]
         sent = [None]
 
         def fire():
+            if before_signal is not None:
+                before_signal()
             sent[0] = time.perf_counter()
             os.kill(os.getpid(), signal.SIGINT)
 
@@ -181,17 +184,37 @@ def test_ctrl_c_in_a_big_quantization():
 
 
 def test_ctrl_c_in_a_big_gguf_write(tmp_path):
+    # Whether the write stopped early is read from the file itself, not from the clock: a
+    # descriptor opened just before the signal still sees the partial file after the
+    # writer's cleanup unlinks it. (Comparing the interrupted run's time with the fastest
+    # uninterrupted one failed in CI on 2026-11-27: one 64 MiB piece took 0.2 s there
+    # against 0.025 s in the timed runs -- the disk, not the check.)
     out = _run(f"""
         from ggml_cy import gguf
         big = np.ones(384 << 20, np.uint8).view(np.float32)      # 384 MiB tensor
         path = {str(tmp_path / "big.gguf")!r}
         full = timed(lambda: gguf.save(path, {{"a": 1}}, {{"w": big}}))
+        full_size = os.path.getsize(path)
         os.remove(path)
         delay = min(0.05, full / 5)
+        fd = [None]
+
+        def hold_the_file():
+            for _ in range(1000):          # the writer creates it at its start
+                try:
+                    fd[0] = os.open(path, os.O_RDONLY)
+                    return
+                except FileNotFoundError:
+                    time.sleep(0.001)
+
         finished, latency, total = interrupted_after(
-            delay, lambda: gguf.save(path, {{"a": 1}}, {{"w": big}}))
-        print("full", full, "latency", latency, "total", total)
-        assert not finished and latency < 1.0 and total < full, (latency, total, full)
+            delay, lambda: gguf.save(path, {{"a": 1}}, {{"w": big}}), hold_the_file)
+        written = os.fstat(fd[0]).st_size
+        os.close(fd[0])
+        print("full", full, "latency", latency, "total", total, "written", written, full_size)
+        assert not finished and latency < 1.0, (latency, total, full)
+        assert written < full_size - (64 << 20), (written, full_size)   # stopped a piece early
+        assert not os.path.exists(path)                                 # and cleaned up
         small = {str(tmp_path / "small.gguf")!r}
         gguf.save(small, {{"a": 1}}, {{"w": np.arange(8, dtype=np.float32)}})
         with gguf.load(small) as f:
