@@ -266,28 +266,35 @@ def test_mul_mat_aliased_row_strides(k, t):
             assert_bitwise(part[0, 0], full[0, 0, lo:hi])
 
 
-@pytest.mark.parametrize("k", [1, 17, 31, 48, 777, 1040, 2048], ids=lambda k: f"K{k}")
-def test_mul_mat_f16_word_transpose_rows(k):
-    """(mvf16) F16 weights take the mat-vec that transposes 32 halves of 16 rows per step
-    (AVX-512): the same bits as the packed path for every K tail (32-, 16-element and single
-    steps), N = 1..4, a partial last group of rows, rows 4 KiB apart in a view (K below the
-    row stride) and every thread count."""
-    rng = np.random.default_rng(k)
+@pytest.mark.parametrize("col0", [0, 8], ids=lambda c: f"col{c}")
+@pytest.mark.parametrize("t", [T.F16, T.BF16], ids=lambda t: t.name)
+@pytest.mark.parametrize("k", [1, 17, 31, 48, 777, 1040, 2048 - 8], ids=lambda k: f"K{k}")
+def test_mul_mat_f16_word_transpose_rows(k, t, col0):
+    """(mvf16) F16 weights, and BF16 weights where the f32 variant runs (no VDPBF16PS: pairs
+    in that instruction's order, b rounded once for all groups), take the mat-vec that
+    transposes 32 halves of 16 rows per step (AVX-512): the same bits as the packed path for
+    every K tail (32-, 16-element and single steps, an odd last pair), N = 1..4, a partial
+    last group of rows, rows 4 KiB apart in a view (K below the row stride) starting at
+    column 0 or 8 (16 bytes into the line: the whole-line window) and every thread count."""
+    rng = np.random.default_rng(k + 5 * int(t) + col0)
     M, stride = 37, 2048                          # rows 4 KiB apart: one L1 set
     wide = rng.standard_normal((M, stride)).astype(np.float32)
     b = rng.standard_normal((21, k)).astype(np.float32)
 
-    def view(ctx, ta):                            # a = wide[:, :k], rows 4 KiB apart
-        return ctx.view_2d(ta, k, M, ta.nb[1])
+    def view(ctx, ta):                            # a = wide[:, col0:col0 + k]
+        return ctx.view_2d(ta, k, M, ta.nb[1], col0 * 2)
 
-    full, wref = _mm(wide, np.pad(b, ((0, 0), (0, stride - k))), T.F16, 3, a_view=view,
-                     b_view=lambda ctx, tb: ctx.view_2d(tb, k, 21, tb.nb[1]))
-    _check(full, _ref2d(wref[:, :k], b, T.F16), k)
+    def padded(x):                                # b's columns where a's are, zeros around
+        return np.pad(x, ((0, 0), (col0, stride - k - col0)))
+
+    def bview(n):
+        return lambda ctx, tb: ctx.view_2d(tb, k, n, tb.nb[1], col0 * 4)
+
+    full, wref = _mm(wide, padded(b), t, 3, a_view=view, b_view=bview(21))
+    _check(full, _ref2d(wref[:, col0:col0 + k], b, t), k)
     for lo, hi in ((0, 1), (3, 5), (10, 13), (17, 21)):
         for nt in (1, 2):
-            part, _ = _mm(wide, np.pad(b[lo:hi], ((0, 0), (0, stride - k))), T.F16, nt,
-                          a_view=view,
-                          b_view=lambda ctx, tb, n=hi - lo: ctx.view_2d(tb, k, n, tb.nb[1]))
+            part, _ = _mm(wide, padded(b[lo:hi]), t, nt, a_view=view, b_view=bview(hi - lo))
             assert_bitwise(part[0, 0], full[0, 0, lo:hi])
 
 

@@ -440,20 +440,67 @@ static inline __attribute__((always_inline)) void mm_v8_block_end(mm_v8 * y, con
 }
 #endif
 
+/* b's rows j < nn, elements [pc, ke) of K block [pc, ke) (pc even), rounded to bf16 in
+ * VDPBF16PS's order into out[j * ld + t] for chain step pc + t: step t takes element
+ * mm_bf16_order(pc + t) (each pair's odd element first, a lone last element in place), of a
+ * as of b. Pairs swapped in a loop GCC vectorizes. */
+static inline void mm_bf16_bblock_fill(const char * b, int64_t nb11, int64_t pc, int64_t ke,
+                                       int nn, float * out, int64_t ld) {
+    for (int j = 0; j < nn; j++) {
+        const float * r = (const float *)(b + j * nb11);
+        float * o = out + j * ld - pc;
+        int64_t k = pc;
+        for (; k + 1 < ke; k += 2) {
+            o[k] = r[k + 1];
+            o[k + 1] = r[k];
+        }
+        if (k < ke) o[k] = r[k];
+        mm_round_bf16_n(out + j * ld, ke - pc);
+    }
+}
+
 /* b's K block [pc, ke) for the mat-vec chains: the rows themselves from pc (row stride
- * nb11), or for BF16 weights (the f32 variant of ggml's rule) a copy rounded to bf16 in bl
- * (row stride MM_KC floats) in VDPBF16PS's order: step t of the chain takes element
- * mm_bf16_order(pc + t) (each pair's odd element first), of a as of b. */
+ * nb11), or for BF16 weights (the f32 variant of ggml's rule) mm_bf16_bblock_fill's copy in
+ * bl (row stride MM_KC floats). */
 static inline __attribute__((always_inline)) const char * mm_gemv_bblock(
         const char * b, int64_t nb11, int type, int64_t pc, int64_t ke, int nn, float * bl) {
     if (type != GGML_TYPE_BF16) return b + pc * 4;
-    for (int j = 0; j < nn; j++) {
-        const float * r = (const float *)(b + j * nb11);
-        for (int64_t k = pc; k < ke; k++) bl[j * MM_KC + k - pc] = r[mm_bf16_order(type, k, pc, ke)];
-        mm_round_bf16_n(bl + j * MM_KC, ke - pc);
-    }
+    mm_bf16_bblock_fill(b, nb11, pc, ke, nn, bl, MM_KC);
     return (const char *)bl;
 }
+
+#if defined(MM_AVX512)
+/* The chain steps [k, ke) of K block [pc, ke) for a group of 16 rows (adjacent along K) into
+ * acc: 16-element steps transposed in registers, then one element at a time. Chain step t
+ * takes b's value ((const float *)(bb + j * bs))[t - pc] (bb: mm_gemv_bblock's block) and
+ * a's element mm_bf16_order(type, t, pc, ke): t itself except for BF16 weights (VDPBF16PS's
+ * order, pairs swapped; k - pc must then be even). The whole loop of mm_gemv_block, and the
+ * tail of the mat-vec forms below, which read their full steps their own way. */
+static inline __attribute__((always_inline)) void mm_gv_tail(
+        const char * const * rows, const int type, const char * bb, int64_t bs, int64_t k,
+        int64_t pc, int64_t ke, __m512 * acc, const int nn) {
+    for (; k + 16 <= ke; k += 16) {
+        __m512 r[16];
+        for (int i = 0; i < 16; i++) r[i] = mm_load16(rows[i], type, k);
+        if (type == GGML_TYPE_BF16)           /* VDPBF16PS's order: pairs swapped */
+            for (int i = 0; i < 16; i++) r[i] = _mm512_permute_ps(r[i], 0xB1);
+        mm_tr16(r);                           /* r[i]: the 16 rows' elements k + i */
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < nn; j++)
+                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(bb + j * bs))[k - pc + i]),
+                                         r[i], acc[j]);
+    }
+    for (; k < ke; k++) {
+        const int64_t e = mm_bf16_order(type, k, pc, ke);
+        float col[16];
+        for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], type, e);
+        const __m512 v = _mm512_loadu_ps(col);
+        for (int j = 0; j < nn; j++)
+            acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(bb + j * bs))[k - pc]),
+                                     v, acc[j]);
+    }
+}
+#endif
 
 /* dst[n][m0 .. m0+nr) for n < nn (nn <= MM_GEMV_MAX_N), nr <= MM_GV rows of a from m0. */
 static inline __attribute__((always_inline)) void mm_gemv_block(
@@ -472,27 +519,7 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
         const int64_t bs = type == GGML_TYPE_BF16 ? MM_KC * 4 : nb11;
         __m512 acc[MM_GEMV_MAX_N];
         for (int j = 0; j < nn; j++) acc[j] = _mm512_setzero_ps();
-        int64_t k = pc;
-        for (; k + 16 <= ke; k += 16) {
-            __m512 r[16];
-            for (int i = 0; i < 16; i++) r[i] = mm_load16(rows[i], type, k);
-            if (type == GGML_TYPE_BF16)       /* VDPBF16PS's order: pairs swapped */
-                for (int i = 0; i < 16; i++) r[i] = _mm512_permute_ps(r[i], 0xB1);
-            mm_tr16(r);                       /* r[i]: the 16 rows' elements k + i */
-            for (int i = 0; i < 16; i++)
-                for (int j = 0; j < nn; j++)
-                    acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(bb + j * bs))[k - pc + i]),
-                                             r[i], acc[j]);
-        }
-        for (; k < ke; k++) {
-            const int64_t e = mm_bf16_order(type, k, pc, ke);
-            float col[16];
-            for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], type, e);
-            const __m512 v = _mm512_loadu_ps(col);
-            for (int j = 0; j < nn; j++)
-                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(bb + j * bs))[k - pc]),
-                                         v, acc[j]);
-        }
+        mm_gv_tail(rows, type, bb, bs, pc, pc, ke, acc, nn);
         for (int j = 0; j < nn; j++) y[j] = pc == 0 ? acc[j] : _mm512_add_ps(y[j], acc[j]);
     }
     for (int j = 0; j < nn; j++)
@@ -586,31 +613,6 @@ static inline int mm_gemv_rows_alias(int64_t nb01) {
     return __builtin_popcountll(seen) <= 2 && MM_KC % 16 == 0;
 }
 
-/* The elements [k, ke) of a group of 16 rows (F32 / F16, adjacent along K) into the chains
- * acc: 16-element steps transposed in registers, then one element at a time, k in order (the
- * tails of the mat-vec forms below, which read their full steps their own way). */
-static inline __attribute__((always_inline)) void mm_gv_tail(
-        const char * const * rows, const int type, const char * b, int64_t nb11, int64_t k,
-        int64_t ke, __m512 * acc, const int nn) {
-    for (; k + 16 <= ke; k += 16) {
-        __m512 r[16];
-        for (int i = 0; i < 16; i++) r[i] = mm_load16(rows[i], type, k);
-        mm_tr16(r);                           /* r[i]: the 16 rows' elements k + i */
-        for (int i = 0; i < 16; i++)
-            for (int j = 0; j < nn; j++)
-                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k + i]),
-                                         r[i], acc[j]);
-    }
-    for (; k < ke; k++) {
-        float col[16];
-        for (int i = 0; i < 16; i++) col[i] = mm_a_scalar(rows[i], type, k);
-        const __m512 v = _mm512_loadu_ps(col);
-        for (int j = 0; j < nn; j++)
-            acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k]), v,
-                                     acc[j]);
-    }
-}
-
 static inline __attribute__((always_inline)) void mm_gemv_block_skew(
         const char * a, int64_t nb01, const char * b, int64_t nb11, char * c,
         int64_t nb1, int64_t K, int64_t m0, int nr, const int nn) {
@@ -647,7 +649,7 @@ static inline __attribute__((always_inline)) void mm_gemv_block_skew(
                     acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[k + i]),
                                              r[i], acc[j]);
         }
-        mm_gv_tail(rows, type, b, nb11, k, ke, acc, nn);
+        mm_gv_tail(rows, type, b + pc * 4, nb11, k, pc, ke, acc, nn);
         for (int j = 0; j < nn; j++) y[j] = pc == 0 ? acc[j] : _mm512_add_ps(y[j], acc[j]);
     }
     for (int j = 0; j < nn; j++)
@@ -667,7 +669,12 @@ static inline __attribute__((always_inline)) void mm_gemv_block_skew(
  * an L1 set (rows 4 KiB apart), are consumed as they arrive: the read-ahead ring of the f32
  * form measured slower here (VM, 4096 x 4096: 1.06 -> 0.89 ms at 2 threads without the ring,
  * 1.0 with it; bench/csrc/mm_tune.c). The FMA chain is mm_gemv_block's, k in order per K
- * block: the same bits as every other path. Needs MM_KC % 32 == 0. */
+ * block: the same bits as every other path. Needs MM_KC % 32 == 0.
+ * BF16 rows where the CPU has no VDPBF16PS (the f32 variant of ggml's rule) take the same
+ * form: widened by a shift, in that instruction's pair order, against b's block rounded to
+ * bf16 (mm_gemv_bblock), the chain of mm_gemv_block's BF16 case. Through mm_gemv_block they
+ * read 16 rows 8 KiB apart 16 elements at a time (VM, 4096 x 4096, 1 / 2 threads: 3.4 / 1.75
+ * ms, torch 2.8 / 1.25; this form: see the bench's mat-vec bf16 case). */
 /* 8 rows' 32 halves each (z[i]: row i, elements 0..31) to c[j]: 128-bit lane L holds the
  * 8 rows' element 8L + j, row 0 first (three unpack stages: words, dwords, qwords). */
 static inline __attribute__((always_inline)) void mm_tr8x16_epi16(const __m512i * z, __m512i * c) {
@@ -684,9 +691,12 @@ static inline __attribute__((always_inline)) void mm_tr8x16_epi16(const __m512i 
     c[4] = _mm512_unpacklo_epi64(b2, b6); c[5] = _mm512_unpackhi_epi64(b2, b6);
     c[6] = _mm512_unpacklo_epi64(b3, b7); c[7] = _mm512_unpackhi_epi64(b3, b7);
 }
-/* One 32-element step of mm_gemv_f16_block32: z[i] holds row i's halves k .. k+31. */
+/* One 32-element step (chain steps k .. k+31 of K block pc) of mm_gemv_h_block32: z[i] holds
+ * row i's halves k .. k+31; F16 widened by VCVTPH2PS, BF16 by a 16-bit shift and taken in
+ * VDPBF16PS's order (chain step k + t reads element k + (t ^ 1); k - pc is even). */
 static inline __attribute__((always_inline)) void mm_gv16_step(
-        const __m512i * z, const char * b, int64_t nb11, int64_t k, __m512 * acc, const int nn) {
+        const __m512i * z, const int type, const char * bb, int64_t bs, int64_t k, int64_t pc,
+        __m512 * acc, const int nn) {
     const __m512i sel[4] = {_mm512_setr_epi64(0, 1, 8, 9, 0, 1, 8, 9),
                             _mm512_setr_epi64(2, 3, 10, 11, 2, 3, 10, 11),
                             _mm512_setr_epi64(4, 5, 12, 13, 4, 5, 12, 13),
@@ -695,20 +705,26 @@ static inline __attribute__((always_inline)) void mm_gv16_step(
     mm_tr8x16_epi16(z, cc);
     mm_tr8x16_epi16(z + 8, dd);
 #pragma GCC unroll 4
-    for (int L = 0; L < 4; L++)                   /* elements k + 8L + jj */
+    for (int L = 0; L < 4; L++)                   /* chain steps k + 8L + jj */
 #pragma GCC unroll 8
         for (int jj = 0; jj < 8; jj++) {
-            const __m512 v = _mm512_cvtph_ps(_mm512_castsi512_si256(
-                _mm512_permutex2var_epi64(cc[jj], sel[L], dd[jj])));
-            const int64_t kk = k + 8 * L + jj;
+            const int e = type == GGML_TYPE_BF16 ? jj ^ 1 : jj;
+            const __m256i h = _mm512_castsi512_si256(
+                _mm512_permutex2var_epi64(cc[e], sel[L], dd[e]));
+            const __m512 v = type == GGML_TYPE_BF16
+                ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
+                : _mm512_cvtph_ps(h);
+            const int64_t t = k - pc + 8 * L + jj;
             for (int j = 0; j < nn; j++)
-                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(b + j * nb11))[kk]), v,
+                acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(((const float *)(bb + j * bs))[t]), v,
                                          acc[j]);
         }
 }
 
-static inline __attribute__((always_inline)) void mm_gemv_f16_block32(
-        const char * a, int64_t nb01, const char * b, int64_t nb11, char * c,
+/* dst[n][m0 .. m0+nr) for n < nn from 16 rows of a (F16, or BF16 with b given in the
+ * chains' order: mm_bf16_bblock_fill over all of K, row stride nb11). */
+static inline __attribute__((always_inline)) void mm_gemv_h_block32(
+        const char * a, const int type, int64_t nb01, const char * b, int64_t nb11, char * c,
         int64_t nb1, int64_t K, int64_t m0, int nr, const int nn) {
     const char * rows[16];
     for (int i = 0; i < 16; i++) rows[i] = a + (m0 + (i < nr ? i : 0)) * nb01;
@@ -726,6 +742,8 @@ static inline __attribute__((always_inline)) void mm_gemv_f16_block32(
     for (int j = 0; j < MM_GEMV_MAX_N; j++) y[j] = _mm512_setzero_ps();
     for (int64_t pc = 0; pc < K; pc += MM_KC) {
         const int64_t ke = (K - pc < MM_KC) ? K : pc + MM_KC;
+        const char * bb = b + pc * 4;              /* chain step t: bb[t - pc] */
+        const int64_t bs = nb11;
         __m512 acc[MM_GEMV_MAX_N];
         for (int j = 0; j < nn; j++) acc[j] = _mm512_setzero_ps();
         int64_t k = pc;
@@ -744,7 +762,7 @@ static inline __attribute__((always_inline)) void mm_gemv_f16_block32(
                                  : _mm512_permutex2var_epi32(prev[i], win, next);
                     prev[i] = next;
                 }
-                mm_gv16_step(z, b, nb11, k, acc, nn);
+                mm_gv16_step(z, type, bb, bs, k, pc, acc, nn);
             }
         }
         for (; k + 32 <= ke; k += 32) {
@@ -752,9 +770,9 @@ static inline __attribute__((always_inline)) void mm_gemv_f16_block32(
             for (int i = 0; i < 16; i++)             /* into L2 only (L1 has no room) */
                 _mm_prefetch(rows[i] + k * 2 + MM_GV_PREFETCH, _MM_HINT_T1);
             for (int i = 0; i < 16; i++) z[i] = _mm512_loadu_si512(rows[i] + k * 2);
-            mm_gv16_step(z, b, nb11, k, acc, nn);
+            mm_gv16_step(z, type, bb, bs, k, pc, acc, nn);
         }
-        mm_gv_tail(rows, GGML_TYPE_F16, b, nb11, k, ke, acc, nn);   /* K % 32 */
+        mm_gv_tail(rows, type, bb, bs, k, pc, ke, acc, nn);   /* K % 32 */
         for (int j = 0; j < nn; j++) y[j] = pc == 0 ? acc[j] : _mm512_add_ps(y[j], acc[j]);
     }
     for (int j = 0; j < nn; j++)
@@ -802,10 +820,28 @@ static inline void mm_gemv_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
         return;
     }
     if (type == GGML_TYPE_F16 && MM_KC % 32 == 0) {                /* (mvf16) */
-#define MM_GV16_CALL(M, NR, NN) mm_gemv_f16_block32(a, nb01, b, nb11, c, nb1, K, M, NR, NN)
+#define MM_GV16_CALL(M, NR, NN) \
+        mm_gemv_h_block32(a, GGML_TYPE_F16, nb01, b, nb11, c, nb1, K, M, NR, NN)
         MM_GV_FOR_ROWS(MM_GV16_CALL);
 #undef MM_GV16_CALL
         return;
+    }
+    if (type == GGML_TYPE_BF16 && MM_KC % 32 == 0) {   /* (mvf16) without VDPBF16PS */
+        /* b in the chains' order and rounding once for every group of rows (no memory: the
+         * general form below, which prepares it per group) */
+        const int nn = (int)dst->ne[1];
+        float * bq = (float *)malloc(sizeof(float) * (size_t)nn * (size_t)K);
+        if (bq != NULL) {
+            for (int64_t pc = 0; pc < K; pc += MM_KC)
+                mm_bf16_bblock_fill(b, nb11, pc, (K - pc < MM_KC) ? K : pc + MM_KC, nn,
+                                    bq + pc, K);
+#define MM_GVB_CALL(M, NR, NN) mm_gemv_h_block32(a, GGML_TYPE_BF16, nb01, (const char *)bq, \
+                                                 K * 4, c, nb1, K, M, NR, NN)
+            MM_GV_FOR_ROWS(MM_GVB_CALL);
+#undef MM_GVB_CALL
+            free(bq);
+            return;
+        }
     }
     if (type == GGML_TYPE_F32 && mm_gemv_rows_alias(nb01)) {      /* (mvf32) */
 #define MM_GV_SKEW_CALL(M, NR, NN) mm_gemv_block_skew(a, nb01, b, nb11, c, nb1, K, M, NR, NN)
