@@ -472,10 +472,11 @@ static inline __attribute__((always_inline)) const char * mm_gemv_bblock(
 #if defined(MM_AVX512)
 /* The chain steps [k, ke) of K block [pc, ke) for a group of 16 rows (adjacent along K) into
  * acc: 16-element steps transposed in registers, then one element at a time. Chain step t
- * takes b's value ((const float *)(bb + j * bs))[t - pc] (bb: mm_gemv_bblock's block) and
- * a's element mm_bf16_order(type, t, pc, ke): t itself except for BF16 weights (VDPBF16PS's
- * order, pairs swapped; k - pc must then be even). The whole loop of mm_gemv_block, and the
- * tail of the mat-vec forms below, which read their full steps their own way. */
+ * takes b's value ((const float *)(bb + j * bs))[t - pc] (bb: b's K block in the chains'
+ * order, as mm_gemv_bblock gives it) and a's element mm_bf16_order(type, t, pc, ke): t
+ * itself except for BF16 weights (VDPBF16PS's order, pairs swapped; k - pc must then be
+ * even). The whole loop of mm_gemv_block, and the tail of the mat-vec forms below, which
+ * read their full steps their own way. */
 static inline __attribute__((always_inline)) void mm_gv_tail(
         const char * const * rows, const int type, const char * bb, int64_t bs, int64_t k,
         int64_t pc, int64_t ke, __m512 * acc, const int nn) {
@@ -671,10 +672,10 @@ static inline __attribute__((always_inline)) void mm_gemv_block_skew(
  * 1.0 with it; bench/csrc/mm_tune.c). The FMA chain is mm_gemv_block's, k in order per K
  * block: the same bits as every other path. Needs MM_KC % 32 == 0.
  * BF16 rows where the CPU has no VDPBF16PS (the f32 variant of ggml's rule) take the same
- * form: widened by a shift, in that instruction's pair order, against b's block rounded to
- * bf16 (mm_gemv_bblock), the chain of mm_gemv_block's BF16 case. Through mm_gemv_block they
- * read 16 rows 8 KiB apart 16 elements at a time (VM, 4096 x 4096, 1 / 2 threads: 3.4 / 1.75
- * ms, torch 2.8 / 1.25; this form: see the bench's mat-vec bf16 case). */
+ * form: widened by a shift, in that instruction's pair order, against b rounded to bf16 and
+ * put in that order once per task (mm_bf16_bblock_fill over all of K; mm_gemv_block redid
+ * it for every 16 rows), the chain of mm_gemv_block's BF16 case. Through mm_gemv_block they
+ * took 3.4 / 1.75 ms (VM, 4096 x 4096, 1 / 2 threads; torch 2.8 / 1.25), now 2.0 / 1.05. */
 /* 8 rows' 32 halves each (z[i]: row i, elements 0..31) to c[j]: 128-bit lane L holds the
  * 8 rows' element 8L + j, row 0 first (three unpack stages: words, dwords, qwords). */
 static inline __attribute__((always_inline)) void mm_tr8x16_epi16(const __m512i * z, __m512i * c) {
