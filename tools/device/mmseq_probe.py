@@ -10,28 +10,9 @@ import time
 
 import numpy as np
 
-import ggml_cy
-from ggml_cy import GGMLType as T
-from ggml_cy.graph.context import Context
+from probe_common import mul_mat_graph
 
 CALLS, ROUNDS = 10, 6
-
-
-def ggml_call(dtype, w, b, nt):
-    m, k = w.shape
-    ctx = Context(w.nbytes + b.nbytes + 4 * m * b.shape[0] + (16 << 20))
-    if dtype == "bf16":
-        u = w.view(np.uint32).astype(np.uint64)
-        bits = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-        ta = ctx.new_tensor(T.BF16, (k, m))
-        ta.numpy(2)[...] = bits
-    else:
-        ta = ctx.tensor_from(w)
-    r = ctx.mul_mat(ta, ctx.tensor_from(b))
-    g = ctx.new_graph()
-    g.build_forward_expand(r)
-    plan = g.plan(nt)
-    return (lambda: g.compute(nt, plan=plan)), (ctx, r, g)
 
 
 def main():
@@ -43,7 +24,7 @@ def main():
     b = rng.standard_normal((n, k), dtype=np.float32)
     fs, keep = {}, []
     if "ggml" in libs:
-        f, kp = ggml_call(dtype, w, b, nt)
+        f, kp = mul_mat_graph(dtype, w, b, nt)
         fs["ggml"] = f
         keep.append(kp)
     if "torch" in libs:

@@ -11,26 +11,7 @@ import time
 
 import numpy as np
 
-from ggml_cy import GGMLType as T
-from ggml_cy.graph.context import Context
-
-
-def graph_call(dtype, w, b, threads):
-    ctx = Context(w.nbytes + b.nbytes + (32 << 20))
-    if dtype == "bf16":
-        u = w.view(np.uint32).astype(np.uint64)
-        bits = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-        ta = ctx.new_tensor(T.BF16, (w.shape[1], w.shape[0]))
-        ta.numpy(2)[...] = bits
-    elif dtype == "f16":
-        ta = ctx.tensor_from(w.astype(np.float16))
-    else:
-        ta = ctx.tensor_from(w)
-    r = ctx.mul_mat(ta, ctx.tensor_from(b))
-    g = ctx.new_graph()
-    g.build_forward_expand(r)
-    plan = g.plan(threads)
-    return (lambda: g.compute(threads, plan=plan)), ctx
+from probe_common import mul_mat_graph
 
 
 def timings(fn, pause):
@@ -78,7 +59,7 @@ def main():
     b = rng.standard_normal((1, 4096), dtype=np.float32)
     res = {"threads": threads}
     for dtype in ("f32", "f16", "bf16"):
-        fn, keep = graph_call(dtype, w, b, threads)
+        fn, keep = mul_mat_graph(dtype, w, b, threads)
         for mode in ("steady", "pause"):
             s = summary(timings(fn, mode == "pause"))
             res[f"ggml_cy {dtype} {mode}"] = s

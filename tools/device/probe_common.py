@@ -41,3 +41,28 @@ def tuning_kept(kernels):
         yield old
     finally:
         kernels._set_tuning(*old)
+
+
+def mul_mat_graph(dtype, w, b, threads):
+    """A graph of one ctx.mul_mat of weights w ((M, K) float32, stored as dtype: "f32",
+    "f16" or "bf16", rounded to nearest even) by b ((N, K) float32), planned for `threads`.
+    Returns (a call computing it, the context that keeps its memory alive)."""
+    import numpy as np
+    from ggml_cy import GGMLType as T
+    from ggml_cy.graph.context import Context
+    m, k = w.shape
+    ctx = Context(w.nbytes + b.nbytes + 4 * m * b.shape[0] + (32 << 20))
+    if dtype == "bf16":
+        u = w.view(np.uint32).astype(np.uint64)
+        bits = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+        ta = ctx.new_tensor(T.BF16, (k, m))
+        ta.numpy(2)[...] = bits
+    elif dtype == "f16":
+        ta = ctx.tensor_from(w.astype(np.float16))
+    else:
+        ta = ctx.tensor_from(w)
+    r = ctx.mul_mat(ta, ctx.tensor_from(b))
+    g = ctx.new_graph()
+    g.build_forward_expand(r)
+    plan = g.plan(threads)
+    return (lambda: g.compute(threads, plan=plan)), ctx
