@@ -213,6 +213,7 @@ def test_ctrl_c_in_a_big_gguf_write(tmp_path):
 
         finished, latency, total = interrupted_after(
             delay, lambda: gguf.save(path, {{"a": 1}}, {{"w": big}}), hold_the_file)
+        assert fd[0] is not None, "the writer never created the file"
         written = os.fstat(fd[0]).st_size
         os.close(fd[0])
         print("full", full, "latency", latency, "total", total, "written", written, full_size)

@@ -744,7 +744,6 @@ static inline __attribute__((always_inline)) void mm_gemv_h_block32(
     for (int64_t pc = 0; pc < K; pc += MM_KC) {
         const int64_t ke = (K - pc < MM_KC) ? K : pc + MM_KC;
         const char * bb = b + pc * 4;              /* chain step t: bb[t - pc] */
-        const int64_t bs = nb11;
         __m512 acc[MM_GEMV_MAX_N];
         for (int j = 0; j < nn; j++) acc[j] = _mm512_setzero_ps();
         int64_t k = pc;
@@ -763,7 +762,7 @@ static inline __attribute__((always_inline)) void mm_gemv_h_block32(
                                  : _mm512_permutex2var_epi32(prev[i], win, next);
                     prev[i] = next;
                 }
-                mm_gv16_step(z, type, bb, bs, k, pc, acc, nn);
+                mm_gv16_step(z, type, bb, nb11, k, pc, acc, nn);
             }
         }
         for (; k + 32 <= ke; k += 32) {
@@ -771,9 +770,9 @@ static inline __attribute__((always_inline)) void mm_gemv_h_block32(
             for (int i = 0; i < 16; i++)             /* into L2 only (L1 has no room) */
                 _mm_prefetch(rows[i] + k * 2 + MM_GV_PREFETCH, _MM_HINT_T1);
             for (int i = 0; i < 16; i++) z[i] = _mm512_loadu_si512(rows[i] + k * 2);
-            mm_gv16_step(z, type, bb, bs, k, pc, acc, nn);
+            mm_gv16_step(z, type, bb, nb11, k, pc, acc, nn);
         }
-        mm_gv_tail(rows, type, bb, bs, k, pc, ke, acc, nn);   /* K % 32 */
+        mm_gv_tail(rows, type, bb, nb11, k, pc, ke, acc, nn);   /* K % 32 */
         for (int j = 0; j < nn; j++) y[j] = pc == 0 ? acc[j] : _mm512_add_ps(y[j], acc[j]);
     }
     for (int j = 0; j < nn; j++)
