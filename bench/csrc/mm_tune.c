@@ -2,7 +2,7 @@
  * mul_mat.h) outside Python, so its blocking constants can be swept on a machine:
  *   gcc -O3 -march=x86-64-v4 -fopenmp -DMM_KC=256 -DMM_NC=512 -DMM_MC=192 \
  *       -Iggml_cy/cpu/csrc -Iggml_cy/core/csrc bench/csrc/mm_tune.c -o /tmp/mm_tune -lm
- *   [MM_TUNE_TYPES=f32,f16] /tmp/mm_tune NTHREADS [M N K ...]
+ *   [MM_TUNE_TYPES=f32,f16] [MM_TUNE_THP=1] /tmp/mm_tune NTHREADS [M N K ...]
  * Prints one JSON line per (shape, type): the best and median of the timed calls and the
  * GFLOP/s of the best, plus the largest error of 64 sampled outputs against a double sum. */
 #include <math.h>
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/mman.h>
 #include "mul_mat.h"
 
 static double now(void) {
@@ -64,7 +65,17 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
     d.nb[0] = 4; d.nb[1] = M * 4; d.nb[2] = d.nb[3] = M * N * 4; d.data = c;
     d.src[0] = &s0; d.src[1] = &s1;
     const size_t wf = mm_work_floats_per_thread();
-    float * work = aligned_alloc(64, wf * 4 * (size_t)nth);
+    /* MM_TUNE_THP=1: the scratch on transparent huge pages (2 MiB aligned, madvised), to
+     * see whether the packed blocks' page placement moves the rate on a machine */
+    float * work;
+    const char * thp = getenv("MM_TUNE_THP");
+    if (thp && thp[0] == '1') {
+        const size_t bytes = (wf * 4 * (size_t)nth + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+        work = aligned_alloc(2u << 20, bytes);
+        madvise(work, bytes, MADV_HUGEPAGE);
+    } else {
+        work = aligned_alloc(64, wf * 4 * (size_t)nth);
+    }
     double t[64];
     int reps = 0;
     const double t_start = now();

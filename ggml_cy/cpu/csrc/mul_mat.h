@@ -321,6 +321,9 @@ static inline __attribute__((always_inline)) void mm_store_tile(const __m512 (*a
 #ifndef MM_PF_C
 #define MM_PF_C 1
 #endif
+#ifndef MM_PF_A
+#define MM_PF_A 0
+#endif
 static inline void mm_micro(int64_t kb, const float * __restrict bp,
                             const float * __restrict ap, float * __restrict c,
                             int64_t ldc, int accumulate, int rows, int cols) {
@@ -338,6 +341,10 @@ static inline void mm_micro(int64_t kb, const float * __restrict bp,
     __m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps();
     __m512 c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
     for (int64_t k = 0; k < kb; k++) {
+#if MM_PF_A > 0
+        _mm_prefetch((const char *)(ap + (k + MM_PF_A) * MM_NR), _MM_HINT_T0);
+        _mm_prefetch((const char *)(ap + (k + MM_PF_A) * MM_NR) + 64, _MM_HINT_T0);
+#endif
         const __m512 a0 = _mm512_load_ps(ap + k * MM_NR);
         const __m512 a1 = _mm512_load_ps(ap + k * MM_NR + 16);
         const float * bk = bp + k * MM_MR;
