@@ -3,8 +3,9 @@
 pinned to one CPU, so that whatever else the machine does at that moment hits every variant
 alike. Per CPU: each variant's median time and its per-round speed relative to torch
 (torch's time / the variant's time in the same round; median and quartiles), also over
-the rounds where the base kernel ran slow (above 1.15x its fastest call).
-Usage: python3 mm_ab_probe.py SECONDS_PER_CPU CPUS(comma) [M N K] > rows.jsonl"""
+the rounds where the first variant ran slow (above 1.15x its fastest call).
+Usage: [MM_AB_VARIANTS=pf0,pf16,...] python3 mm_ab_probe.py SECONDS_PER_CPU CPUS(comma)
+[M N K] > rows.jsonl"""
 import ctypes
 import json
 import os
@@ -14,7 +15,8 @@ import time
 import numpy as np
 import torch
 
-VARIANTS = ["base", "pf16", "kc384", "mr8", "mr12"]
+VARIANTS = os.environ.get("MM_AB_VARIANTS", "pf0,pf16,kc384,mr8,mr12").split(",")
+BASE = VARIANTS[0]   # the variant whose slow calls define the "slow" rounds
 
 
 def aligned(n):
@@ -46,7 +48,7 @@ def main():
     calls = {v: (lambda f=fns[v]: f(a.ctypes.data, b.ctypes.data, c.ctypes.data, M, N, K,
                                     work.ctypes.data)) for v in VARIANTS}
     calls["torch"] = lambda: torch.matmul(tb, ta.T, out=tc)
-    calls["base"]()
+    calls[BASE]()
     ref = b.astype(np.float64) @ a.T.astype(np.float64)
     err = float(np.abs(c - ref).max() / np.abs(ref).max())
     names = list(calls)
@@ -67,8 +69,8 @@ def main():
             rounds.append(row)
             r += 1
         fl = 2.0 * M * N * K
-        base_min = min(x["base"] for x in rounds)
-        slow = [x for x in rounds if x["base"] > 1.15 * base_min]
+        base_min = min(x[BASE] for x in rounds)
+        slow = [x for x in rounds if x[BASE] > 1.15 * base_min]
         out = {"cpu": cpu, "M": M, "N": N, "K": K, "rounds": len(rounds),
                "slow_rounds": len(slow), "base_rel_err": err}
         for v in names:
