@@ -48,6 +48,12 @@ def main():
     calls = {v: (lambda f=fns[v]: f(a.ctypes.data, b.ctypes.data, c.ctypes.data, M, N, K,
                                     work.ctypes.data)) for v in VARIANTS}
     calls["torch"] = lambda: torch.matmul(tb, ta.T, out=tc)
+    if os.environ.get("MM_AB_PACKAGE"):   # the package's own paths on the same data
+        import ggml_cy
+        from probe_common import mul_mat_graph
+        graph_call, ctx = mul_mat_graph("f32", a, b, 1)
+        calls["graph"] = graph_call
+        calls["eager"] = lambda: ggml_cy.mul_mat(a, b, out=c, n_threads=1)
     calls[BASE]()
     ref = b.astype(np.float64) @ a.T.astype(np.float64)
     err = float(np.abs(c - ref).max() / np.abs(ref).max())
