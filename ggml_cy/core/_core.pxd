@@ -173,11 +173,6 @@ cdef void core_set_name(ggml_tensor * t, const char * name) noexcept nogil
 # step's profile).
 cdef int scratch_take(size_t n, char ** out) except -1
 cdef void scratch_give(int src, char * p) noexcept
-# malloc for work buffers: from 1 MiB up 2 MiB aligned and on transparent huge pages where
-# the platform has them (GGML_CY_THP=0 turns that off); free() frees it. advise_big: the
-# same advice for a fresh (untouched) allocation of n bytes made elsewhere (from 2 MiB up).
-cdef void * big_alloc(size_t n) noexcept nogil
-cdef void advise_big(void * p, size_t n) noexcept nogil
 
 # --- Python-facing wrappers (cdef classes, implemented in _core.pyx) ---------------------
 #

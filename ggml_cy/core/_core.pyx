@@ -513,7 +513,6 @@ cdef _init_owned(Context self, int64_t size):
     if raw == NULL:
         raise MemoryError(f"cannot allocate a context pool of {size} bytes")
     self._owned_raw = raw
-    advise_big(raw, <size_t>size + POOL_ALIGN)   # before any page is touched
     cdef size_t addr = <size_t>raw
     self.ctx.mem_buffer = <void *>((addr + POOL_ALIGN - 1) & ~(<size_t>POOL_ALIGN - 1))
     self.ctx.mem_size = <size_t>size
@@ -541,65 +540,6 @@ cdef _init_external(Context self, buf, int64_t size):
     self.ctx.mem_buffer_owned = False
 
 
-# ------------------------------------------------------------ huge pages for big buffers
-cdef extern from *:
-    """
-    #include <stdlib.h>
-    #include <stdint.h>
-    #if defined(__linux__)
-    #include <sys/mman.h>
-    #endif
-    /* madvise(MADV_HUGEPAGE) on the 2 MiB-aligned part of [p, p + n), where the platform
-     * has it; nothing else. */
-    static void gcy_advise_huge(void * p, size_t n) {
-    #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        const uintptr_t huge = (uintptr_t)2 << 20;
-        const uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-        const uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
-        if (hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    #else
-        (void)p; (void)n;
-    #endif
-    }
-    /* n bytes, 2 MiB aligned and advised onto huge pages (free() frees it); NULL on failure. */
-    static void * gcy_huge_alloc(size_t n) {
-        void * p = NULL;
-        const size_t huge = (size_t)2 << 20;
-        const size_t len = (n + huge - 1) & ~(huge - 1);
-        if (len < n || posix_memalign(&p, huge, len) != 0) return NULL;
-        gcy_advise_huge(p, len);
-        return p;
-    }
-    """
-    void gcy_advise_huge(void * p, size_t n) noexcept nogil
-    void * gcy_huge_alloc(size_t n) noexcept nogil
-
-
-def _thp_setting():
-    import os
-    v = os.environ.get("GGML_CY_THP", "").strip()
-    return v not in ("0", "off", "no", "false")
-
-
-# Buffers of at least this many bytes go on transparent huge pages (GGML_CY_THP=0: never).
-# Why: on the 16-core EMR host a GEMM's packed panels, its C rows 4 KiB apart and the
-# inputs spread over 4 KiB pages ran 0.66x torch at one thread in some processes (a TLB /
-# page-walk cost that moves with the physical pages a process gets); numpy's own big
-# arrays already ask for huge pages.
-cdef size_t HUGE_MIN = (1 << 20) if _thp_setting() else <size_t>(-1)
-
-
-cdef void * big_alloc(size_t n) noexcept nogil:
-    if n >= HUGE_MIN:
-        return gcy_huge_alloc(n)
-    return malloc(n)
-
-
-cdef void advise_big(void * p, size_t n) noexcept nogil:
-    if n >= 2 * HUGE_MIN and HUGE_MIN < (<size_t>1 << 40):
-        gcy_advise_huge(p, n)
-
-
 cdef size_t _SCRATCH_MAX = 64 << 20
 cdef char * _scratch = NULL
 cdef size_t _scratch_size = 0
@@ -614,14 +554,14 @@ cdef int scratch_take(size_t n, char ** out) except -1:
         if _scratch_size < n:
             free(_scratch)
             _scratch_size = 0
-            _scratch = <char *> big_alloc(n)
+            _scratch = <char *> malloc(n)
             if _scratch == NULL:
                 raise MemoryError(f"work buffer of {n} bytes")
             _scratch_size = n
         _scratch_busy = True
         out[0] = _scratch
         return 1
-    out[0] = <char *> big_alloc(n)
+    out[0] = <char *> malloc(n)
     if out[0] == NULL:
         raise MemoryError(f"work buffer of {n} bytes")
     return 2

@@ -19,7 +19,7 @@ from ggml_cy.core._ops cimport GGML_OP_NONE
 from ggml_cy.cpu._kernels import op_names
 from ggml_cy.cpu._compute cimport Plan, make_plan, plan_compute, gplan, check_node
 from ggml_cy.cpu._kernels cimport KERN_INTERRUPTED, raise_interrupted
-from ggml_cy.core._core cimport scratch_take, scratch_give, big_alloc
+from ggml_cy.core._core cimport scratch_take, scratch_give
 
 from ggml_cy.core._core import ContextMemoryError
 from ggml_cy.cpu import threads as _threads
@@ -496,7 +496,7 @@ cdef int take_work(Plan plan, bint fresh, size_t size, char ** out) except -1:
     cdef size_t n = size if size > 0 else 1
     if not fresh and not plan.work_busy:
         if plan.work_buf == NULL:
-            plan.work_buf = <char *> big_alloc(n)
+            plan.work_buf = <char *> malloc(n)
             if plan.work_buf == NULL:
                 raise MemoryError(f"graph work buffer of {size} bytes")
         plan.work_busy = True

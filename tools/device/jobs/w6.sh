@@ -1,4 +1,6 @@
 # budget: 300
+# (Ran once at tree 8c4bda5; the GGML_CY_THP switch it compares was removed after this run:
+# no difference between huge and 4 KiB pages there, bench/results/mmprobes-xeon-w.txt.)
 # #14 item 3 after w5 (the graph path at one thread pinned: 100 GFLOP/s against torch's 151,
 # while the same kernel on numpy's huge-page arrays ran 0.86-0.96x torch in w3/w4): work
 # buffers and context pools on transparent huge pages (GGML_CY_THP, on by default now)
