@@ -119,13 +119,15 @@ def _build_chain(ctx, t):
 
 
 # ----------------------------------------------------------------------------- cases
-def elementwise_setup(env, expr, build, n_nodes, n, seed, c_loop=False):
+def elementwise_setup(env, expr, build, n_nodes, n, seed, c_loop=False, fresh=False):
+    """fresh: ggml_cy.evaluate and numexpr return a new array each call (no out=), as most
+    calls are written; the per-call cost then includes the result's allocation."""
     arrays = _inputs(n, seed)
     ref = eval(expr, {}, dict(arrays))  # numpy, float32 throughout
     out = np.empty_like(ref)
     impls, skipped = {}, {}
     gc = env["gc"]
-    call, why = _evaluate_call(gc, expr, arrays, out)
+    call, why = _evaluate_call(gc, expr, arrays, None if fresh else out)
     if call is not None:
         impls["ggml_cy"] = call
     else:
@@ -136,7 +138,8 @@ def elementwise_setup(env, expr, build, n_nodes, n, seed, c_loop=False):
     else:
         skipped["graph"] = why
     if env["ne"] is not None:
-        impls["numexpr"] = Call(env["ne"].evaluate, expr, local_dict=arrays, out=out)
+        impls["numexpr"] = (Call(env["ne"].evaluate, expr, local_dict=arrays) if fresh else
+                            Call(env["ne"].evaluate, expr, local_dict=arrays, out=out))
     code = compile(expr, "<bench expr>", "eval")
     impls["numpy"] = Call(eval, code, {}, arrays)
     if env["torch"] is not None:
@@ -161,14 +164,16 @@ def elementwise_setup(env, expr, build, n_nodes, n, seed, c_loop=False):
     return s
 
 
-def fused_case(env, n, targets=None):
+def fused_case(env, n, targets=None, fresh=False):
     if targets is None:   # issue 4's targets, at 1e7; issue 14's against the C loop
         targets = [Target("numexpr>=2", "vs_numexpr", 2.0), Target("np>=4.5", "vs_numpy", 4.5),
                    Target("Cbest>=0.85", "vs_c_best", 0.85)]
-    return Case(f"{FUSED_EXPR} n={n:.0e}".replace("e+0", "e"),
+    name = f"{FUSED_EXPR} n={n:.0e}".replace("e+0", "e") + (" new result" if fresh else "")
+    return Case(name,
                 lambda: elementwise_setup(env, FUSED_EXPR, _build_fused, 4, n, 1,
-                                          c_loop=True),
-                group="fused", params={"expr": FUSED_EXPR, "n": n, "dtype": "float32"},
+                                          c_loop=not fresh, fresh=fresh),
+                group="fused", params={"expr": FUSED_EXPR, "n": n, "dtype": "float32",
+                                       "out": "new" if fresh else "given"},
                 targets=targets)
 
 
@@ -237,6 +242,10 @@ def build_cases(env, opts):
     small = [] if opts.smoke else [
         fused_case(env, m, targets=[Target("numexpr>=1", "vs_numexpr", 1.0)])
         for m in (1_000, 100_000)]
+    # the same at 1e3 without out=: the result's allocation is part of the call (a
+    # cache-line-aligned array, core._core.aligned_empty)
+    small += [] if opts.smoke else [
+        fused_case(env, 1_000, targets=[Target("numexpr>=1", "vs_numexpr", 1.0)], fresh=True)]
     return small + [fused_case(env, n), chain_case(env, n), mul_mat_case(env, size)]
 
 

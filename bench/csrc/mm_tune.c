@@ -2,7 +2,7 @@
  * mul_mat.h) outside Python, so its blocking constants can be swept on a machine:
  *   gcc -O3 -march=x86-64-v4 -fopenmp -DMM_KC=256 -DMM_NC=512 -DMM_MC=192 \
  *       -Iggml_cy/cpu/csrc -Iggml_cy/core/csrc bench/csrc/mm_tune.c -o /tmp/mm_tune -lm
- *   [MM_TUNE_TYPES=f32,f16] [MM_TUNE_THP=1] /tmp/mm_tune NTHREADS [M N K ...]
+ *   [MM_TUNE_TYPES=f32,f16] [MM_TUNE_THP=1] [MM_TUNE_OFFSET=16] /tmp/mm_tune NTHREADS [M N K ...]
  * Prints one JSON line per (shape, type): the best and median of the timed calls and the
  * GFLOP/s of the best, plus the largest error of 64 sampled outputs against a double sum. */
 #include <math.h>
@@ -41,10 +41,16 @@ static float to_stored(float v, int type, void * dst, int64_t i) {
 
 static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
     const int64_t es = type == GGML_TYPE_F32 ? 4 : 2;
-    char * a = aligned_alloc(64, ((size_t)(M * K * es) + 63) / 64 * 64);
+    /* MM_TUNE_OFFSET=16 (32, 48): a, b and dst that many bytes past a cache line, as numpy's
+     * big arrays (page + 16) and context tensors (16-byte aligned) are */
+    const char * off_env = getenv("MM_TUNE_OFFSET");
+    const size_t off = off_env ? (size_t)atoi(off_env) % 64 / 16 * 16 : 0;
+    char * a_raw = aligned_alloc(64, ((size_t)(M * K * es) + 127) / 64 * 64);
     float * af = malloc((size_t)(M * K) * 4);
-    float * b = aligned_alloc(64, ((size_t)(N * K * 4) + 63) / 64 * 64);
-    float * c = aligned_alloc(64, ((size_t)(M * N * 4) + 63) / 64 * 64);
+    char * b_raw = aligned_alloc(64, ((size_t)(N * K * 4) + 127) / 64 * 64);
+    char * c_raw = aligned_alloc(64, ((size_t)(M * N * 4) + 127) / 64 * 64);
+    char * a = a_raw + off;
+    float * b = (float *)(b_raw + off), * c = (float *)(c_raw + off);
     uint64_t s = 88172645463325252ull;
     for (int64_t i = 0; i < M * K; i++) {
         s ^= s << 13; s ^= s >> 7; s ^= s << 17;
@@ -101,7 +107,7 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
            nth, MM_KC, MM_NC, MM_MC, MM_MR, MM_NR, t[0] * 1e3, t[reps / 2] * 1e3,
            2.0 * M * N * K / t[0] / 1e9, maxerr / (maxref > 0 ? maxref : 1.0));
     fflush(stdout);
-    free(a); free(af); free(b); free(c); free(work);
+    free(a_raw); free(af); free(b_raw); free(c_raw); free(work);
 }
 
 int main(int argc, char ** argv) {

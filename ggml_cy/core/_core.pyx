@@ -1786,6 +1786,30 @@ cdef inline int _ndim(const ggml_tensor * t) noexcept nogil:
     return 1
 
 
+# ====================================================================== aligned arrays
+
+def aligned_empty(shape, dtype, Py_ssize_t align=64):
+    """np.empty(shape, dtype) whose data starts on a multiple of ``align`` bytes (a power of
+    two from 1 to 4096; numpy itself aligns to 16), C-contiguous. For results the fused
+    executor streams out in whole cache lines. Here rather than in Python because the
+    per-call cost matters to small evaluate() calls: ~1.5 us against ~6 with np.prod and
+    ndarray.ctypes."""
+    if align < 1 or align > 4096 or (align & (align - 1)) != 0:
+        raise ValueError(f"aligned_empty: align must be a power of two from 1 to 4096, got {align}")
+    dt = np.dtype(dtype)
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    cdef object nbytes = dt.itemsize
+    for d in dims:
+        d = operator.index(d)
+        if d < 0:
+            raise ValueError(f"aligned_empty: negative dimension in {dims}")
+        nbytes = nbytes * d
+    buf = np.empty(nbytes + align, dtype=np.uint8)
+    cdef size_t addr = <size_t>cnp.PyArray_DATA(<cnp.ndarray>buf)
+    cdef Py_ssize_t off = <Py_ssize_t>((-addr) & <size_t>(align - 1))
+    return buf[off:off + nbytes].view(dt).reshape(dims)
+
+
 # ====================================================================== bfloat16
 
 def float32_to_bfloat16(arr):

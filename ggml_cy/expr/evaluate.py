@@ -17,6 +17,7 @@ through ggml_cy's eager functions (see _typed).
 """
 import ast
 import functools
+import math
 import operator
 import threading
 from typing import Any
@@ -26,7 +27,7 @@ import numpy as np
 from ggml_cy.core import _core, optable
 from ggml_cy.graph import _graph
 from ggml_cy.cpu import threads as _threads
-from ggml_cy.core._core import GGMLType
+from ggml_cy.core._core import GGMLType, aligned_empty
 from ggml_cy import ufuncs as _ufuncs
 from ggml_cy.ufuncs import fpe as _fpe
 from ggml_cy.expr import language as _language
@@ -342,14 +343,9 @@ class _Builder:
         return getattr(self.ctx, op)(a, b)
 
 
-def _aligned_empty(shape, dtype, align=64):
-    """np.empty with the data on a cache-line boundary, so that the fused executor can
-    stream large results out in whole lines (numpy aligns to 16 bytes)."""
-    dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    buf = np.empty(nbytes + align, dtype=np.uint8)
-    off = (-buf.ctypes.data) % align
-    return buf[off:off + nbytes].view(dtype).reshape(shape)
+# np.empty with the data on a cache-line boundary, so that the fused executor can stream
+# large results out in whole lines (numpy aligns to 16 bytes)
+_aligned_empty = aligned_empty
 
 
 # ndarray subclasses evaluate can honour: their data is all there is (memmap); others
@@ -813,7 +809,7 @@ def fused_reduction(name, body, arrays, n_threads=None):
             return None
     if shape is None or not flat:
         return None
-    size = int(np.prod(shape))
+    size = math.prod(shape)
     if size <= _LEAF:
         return None
     probe = evaluate(body, **{n: a[:1] for n, a in flat.items()}, **scalars)

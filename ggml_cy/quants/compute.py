@@ -28,6 +28,7 @@ shape, each in ``[0, R)`` (no negative indexing: ggml's ids are row numbers), an
 has shape ``ids.shape + (ne0,)``; quantized rows are bitwise what ``ggml_cy.dequantize``
 gives for them.
 """
+import math
 import operator
 
 import numpy as np
@@ -208,7 +209,7 @@ def _mul_mat_float(arr, t, b, out, n_threads):
         raise ValueError(f"mul_mat: a's rows have {K} values but b's have {bx.shape[-1]} "
                          "(ne0 mismatch)")
     shape = bx.shape[:-1] + (M,)
-    rows = int(np.prod(bx.shape[:-1], dtype=np.int64))
+    rows = math.prod(bx.shape[:-1])     # (np.prod here cost 3 us a call)
     b2 = np.asarray(bx, dtype=np.float32).reshape(rows, K)
     if out is None:
         res = np.empty(shape, dtype=np.float32)
