@@ -28,6 +28,7 @@ def test_default_alignment_is_a_cache_line():
 def test_zero_sized_and_numpy_integer_dims():
     assert aligned_empty((3, 0, 2), np.float32).shape == (3, 0, 2)
     assert aligned_empty((np.int64(4), np.uint8(2)), np.float32).shape == (4, 2)
+    assert aligned_empty(np.int64(5), np.float32).shape == (5,)
 
 
 @pytest.mark.parametrize("kwargs, exc, text", [

@@ -1797,7 +1797,13 @@ def aligned_empty(shape, dtype, Py_ssize_t align=64):
     if align < 1 or align > 4096 or (align & (align - 1)) != 0:
         raise ValueError(f"aligned_empty: align must be a power of two from 1 to 4096, got {align}")
     dt = np.dtype(dtype)
-    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    if type(shape) is tuple:
+        dims = shape
+    else:
+        try:
+            dims = (operator.index(shape),)     # an int (numpy's too): one dim
+        except TypeError:
+            dims = tuple(shape)
     cdef object nbytes = dt.itemsize
     for d in dims:
         d = operator.index(d)
