@@ -27,6 +27,8 @@ import numpy as np
 from ggml_cy.core import _core, optable
 from ggml_cy.graph import _graph
 from ggml_cy.cpu import threads as _threads
+# aligned_empty: results on a cache-line boundary, so that the fused executor streams them
+# out in whole lines (numpy aligns to 16 bytes)
 from ggml_cy.core._core import GGMLType, aligned_empty
 from ggml_cy import ufuncs as _ufuncs
 from ggml_cy.ufuncs import fpe as _fpe
@@ -343,11 +345,6 @@ class _Builder:
         return getattr(self.ctx, op)(a, b)
 
 
-# np.empty with the data on a cache-line boundary, so that the fused executor can stream
-# large results out in whole lines (numpy aligns to 16 bytes)
-_aligned_empty = aligned_empty
-
-
 # ndarray subclasses evaluate can honour: their data is all there is (memmap); others
 # (masked arrays, matrix, ...) carry meaning the fused pass would drop silently.
 _PLAIN_SUBCLASSES = (np.memmap,)
@@ -471,7 +468,7 @@ def _scratch_buffer(compiled):
     buf = compiled.scratch_buf
     if buf is not None:
         return buf, False
-    buf = _aligned_empty((compiled.scratch_bytes,), np.uint8)
+    buf = aligned_empty((compiled.scratch_bytes,), np.uint8)
     if compiled.scratch_bytes <= _KEEP_SCRATCH_BYTES:
         compiled.scratch_buf = buf
     base = buf.ctypes.data
@@ -610,7 +607,7 @@ def evaluate(expr: str, /, n_threads: "int | None" = None, out: "np.ndarray | No
         hit = _take_plan(fast_key)
         if hit is not None:
             n_threads = _resolve_threads(n_threads)
-            result = out if out is not None else _aligned_empty(*hit.result)
+            result = out if out is not None else aligned_empty(*hit.result)
             flags = _run(hit, arrays, result, n_threads, fast_key)
             if flags:
                 _fpe_reaction(_parse(expr), arrays, result, flags)
@@ -660,13 +657,13 @@ def evaluate(expr: str, /, n_threads: "int | None" = None, out: "np.ndarray | No
         if _internal_overlap(out):
             # several elements share an address: computed apart, then written in numpy's
             # order, so the last element's value stays (as numpy's ufuncs leave it)
-            result = _aligned_empty(shape, dtype)
+            result = aligned_empty(shape, dtype)
             evaluate(expr, n_threads=n_threads, out=result, **arrays)
             np.copyto(out, result, casting="no")
             return out
         result = out
     else:
-        result = _aligned_empty(shape, dtype)
+        result = aligned_empty(shape, dtype)
     if result.size == 0:
         return _finish(result, out)
     if not uniform:
@@ -816,7 +813,7 @@ def fused_reduction(name, body, arrays, n_threads=None):
     dtype = np.asarray(probe).dtype
     if dtype not in _TYPES:
         return None
-    buf = _aligned_empty((_LEAF,), dtype)
+    buf = aligned_empty((_LEAF,), dtype)
 
     def leaf(i, n):
         out = buf[:n]

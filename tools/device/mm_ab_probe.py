@@ -20,6 +20,7 @@ BASE = VARIANTS[0]   # the variant whose slow calls define the "slow" rounds
 
 
 def aligned(n):
+    # (not ggml_cy's aligned_empty: the probe also runs where the package is not built)
     raw = np.empty(n + 16, np.float32)
     off = (-raw.ctypes.data % 64) // 4
     return raw[off:off + n]
