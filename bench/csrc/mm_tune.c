@@ -2,9 +2,15 @@
  * mul_mat.h) outside Python, so its blocking constants can be swept on a machine:
  *   gcc -O3 -march=x86-64-v4 -fopenmp -DMM_KC=256 -DMM_NC=512 -DMM_MC=192 \
  *       -Iggml_cy/cpu/csrc -Iggml_cy/core/csrc bench/csrc/mm_tune.c -o /tmp/mm_tune -lm
- *   [MM_TUNE_TYPES=f32,f16] [MM_TUNE_THP=1] [MM_TUNE_OFFSET=16] /tmp/mm_tune NTHREADS [M N K ...]
+ *   [MM_TUNE_TYPES=f32,f16] [MM_TUNE_THP=1] [MM_TUNE_OFFSET=16] [MM_TUNE_GRID=GM,GN]
+ *   [MM_TUNE_DYN=1] /tmp/mm_tune NTHREADS [M N K ...]
  * Prints one JSON line per (shape, type): the best and median of the timed calls and the
- * GFLOP/s of the best, plus the largest error of 64 sampled outputs against a double sum. */
+ * GFLOP/s of the best, plus the largest error of 64 sampled outputs against a double sum,
+ * and per call the busiest thread's and the average thread's time inside the kernel
+ * (medians over the calls: their gap is the load imbalance).
+ * MM_TUNE_GRID: the f32/f16 packed path with this grid instead of mm_grid's (M cut in GM
+ * parts, N in GN); MM_TUNE_DYN=1: its tasks dealt one at a time from a shared counter
+ * instead of the static ranges (whoever is free takes the next). */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -12,6 +18,27 @@
 #include <time.h>
 #include <sys/mman.h>
 #include "mul_mat.h"
+
+/* MM_TUNE_GRID / MM_TUNE_DYN: the packed path's tasks with a chosen grid, statically split
+ * (as mm_compute) or dealt from *next. */
+static void grid_compute(const ggml_tensor * d, int64_t gm, int64_t gn, int dyn,
+                         int64_t * next, int ith, int nth, float * work) {
+    const mm_tasks all = mm_tasks_of(d, gm, gn, MM_NR, MM_MR, 0, 1);
+    if (!dyn) {
+        const mm_tasks g = mm_tasks_of(d, gm, gn, MM_NR, MM_MR, ith, nth);
+        for (int64_t t = g.t0; t < g.t1; t++) {
+            const mm_part p = mm_task_part(&g, t);
+            mm_task(d, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work);
+        }
+        return;
+    }
+    for (;;) {
+        const int64_t t = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+        if (t >= all.t1) break;
+        const mm_part p = mm_task_part(&all, t);
+        mm_task(d, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work);
+    }
+}
 
 static double now(void) {
     struct timespec t;
@@ -82,16 +109,35 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
     } else {
         work = aligned_alloc(64, wf * 4 * (size_t)nth);
     }
-    double t[64];
+    const char * grid_env = getenv("MM_TUNE_GRID");
+    const char * dyn_env = getenv("MM_TUNE_DYN");
+    long ggm = 0, ggn = 0;
+    if (grid_env) sscanf(grid_env, "%ld,%ld", &ggm, &ggn);
+    const int dyn = dyn_env && dyn_env[0] == '1';
+    double t[64], tmax[64], tavg[64], tt[256];
     int reps = 0;
     const double t_start = now();
     while (reps < 64 && (reps < 5 || now() - t_start < 0.5)) {
+        int64_t next = 0;
         const double t0 = now();
 #pragma omp parallel num_threads(nth)
-        mm_compute(&d, omp_get_thread_num(), nth, work + wf * (size_t)omp_get_thread_num());
+        {
+            const int ith = omp_get_thread_num();
+            const double s0 = now();
+            float * w = work + wf * (size_t)ith;
+            if (ggm > 0 && ggn > 0) grid_compute(&d, ggm, ggn, dyn, &next, ith, nth, w);
+            else mm_compute(&d, ith, nth, w);
+            tt[ith & 255] = now() - s0;
+        }
+        double mx = 0.0, sum = 0.0;
+        for (int i = 0; i < nth && i < 256; i++) { mx = fmax(mx, tt[i]); sum += tt[i]; }
+        tmax[reps] = mx;
+        tavg[reps] = sum / nth;
         t[reps++] = now() - t0;
     }
     qsort(t, (size_t)reps, sizeof(double), cmp_d);
+    qsort(tmax, (size_t)reps, sizeof(double), cmp_d);
+    qsort(tavg, (size_t)reps, sizeof(double), cmp_d);
     double maxerr = 0.0, maxref = 0.0;
     for (int q = 0; q < 64; q++) {
         const int64_t n = (q * 7919) % N, m = (q * 104729) % M;
@@ -102,10 +148,12 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
     }
     printf("{\"M\": %ld, \"N\": %ld, \"K\": %ld, \"type\": \"%s\", \"threads\": %d, "
            "\"KC\": %d, \"NC\": %d, \"MC\": %d, \"MR\": %d, \"NR\": %d, \"best_ms\": %.4f, "
-           "\"median_ms\": %.4f, \"gflops\": %.1f, \"rel_err\": %.2g}\n",
+           "\"median_ms\": %.4f, \"gflops\": %.1f, \"rel_err\": %.2g, \"busiest_ms\": %.4f, "
+           "\"avg_thread_ms\": %.4f, \"grid\": \"%ld,%ld%s\"}\n",
            (long)M, (long)N, (long)K, type == GGML_TYPE_F32 ? "f32" : type == GGML_TYPE_F16 ? "f16" : "bf16",
            nth, MM_KC, MM_NC, MM_MC, MM_MR, MM_NR, t[0] * 1e3, t[reps / 2] * 1e3,
-           2.0 * M * N * K / t[0] / 1e9, maxerr / (maxref > 0 ? maxref : 1.0));
+           2.0 * M * N * K / t[0] / 1e9, maxerr / (maxref > 0 ? maxref : 1.0),
+           tmax[reps / 2] * 1e3, tavg[reps / 2] * 1e3, ggm, ggn, dyn ? " dyn" : "");
     fflush(stdout);
     free(a_raw); free(af); free(b_raw); free(c_raw); free(work);
 }
