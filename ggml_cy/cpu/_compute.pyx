@@ -14,7 +14,8 @@ from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, co
                             GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_F64, GGML_TYPE_I32)
 from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for,
                                    pool_run, pool_run_dyn, pool_barrier, check_signals,
-                                   KERN_INTERRUPTED, dyn_ranges, DYN_CTR_STRIDE)
+                                   KERN_INTERRUPTED, dyn_ranges, DYN_CTR_STRIDE,
+                                   mm_dealing)
 from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT,
                                 GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
                                 GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
@@ -82,8 +83,10 @@ cdef extern from "quantize_tensor.h" nogil:
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
+    void mm_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int ith, int nth,
+                          float * work)
+    enum: MM_DEAL_STRIDE
     int mm_gemv_applies(const ggml_tensor * dst)
-    void mm_gemv_dyn(const ggml_tensor * dst, int64_t * next, int nth)
 # the headers mul_mat.h includes, as build dependencies; after mul_mat.h's block because
 # Cython emits the includes in this order and mul_mat_bf16.h must come through mul_mat.h
 include "_mul_mat_deps.pxi"
@@ -551,7 +554,12 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
             continue
         nt = st.n_tasks if st.n_tasks < nth else nth
         if st.kind == STEP_NODE:
-            if ith < nt:
+            if ith < nt and st.qoff != NO_REGION and nt > 1 and mm_dealing():
+                # a float mul_mat: its tasks dealt from the step's counters (zeroed before
+                # the job), so a slow thread holds the step up by about one task
+                mm_compute_dealt(p.nodes[st.node], <int64_t *> (qsmall + st.qoff), ith, nt,
+                                 <float *> mine)
+            elif ith < nt:
                 rc = compute_node(p.nodes[st.node], ith, nt, mine)
                 if rc < 0:
                     set_error(p, rc)
@@ -618,21 +626,24 @@ cdef void graph_task(void * arg, int ith, int nth) noexcept nogil:
     run_thread(<graph_job *>arg, ith, nth)
 
 
-# (mvf32) A graph whose only working step is a float mat-vec (one decode-shaped mul_mat):
-# its 16-row chunks are claimed from a counter on a job whose workers are optional helpers
+# A graph whose only working step is a float mul_mat: its tasks (mat-vec: 16-row chunks,
+# mm_gemv_dyn) are claimed from a counter on a job whose workers are optional helpers
 # (pool_run_dyn), so a worker that wakes late (a core busy with another process: the 2-core
 # VM's 4096x4096 f32 mat-vec at 2 threads, median 5-8 ms against 2 ms at best) is not
-# waited for; the caller claims what is left. Same kernel, same bits.
-ctypedef struct gemv_job:
+# waited for; the caller claims what is left. Same kernel, same bits. (With
+# _set_mm_dealing(False) only the mat-vec takes this job, as before dealt GEMM tasks.)
+ctypedef struct mm_dealt_job:
     gplan * p
     ggml_tensor * node
-    int64_t next        # the claim counter (mm_gemv_dyn)
+    char * mine0        # thread 0's scratch; thread i's is per_thread_size bytes further
+    int64_t * ctrs      # the step's task counters (mm_compute_dealt), zeroed
 
 
-cdef void gemv_dyn_task(void * arg, int ith, int nth) noexcept nogil:
-    cdef gemv_job * j = <gemv_job *> arg
+cdef void mm_dealt_task(void * arg, int ith, int nth) noexcept nogil:
+    cdef mm_dealt_job * j = <mm_dealt_job *> arg
     kern_fe_clear()
-    mm_gemv_dyn(j.node, &j.next, nth)
+    mm_compute_dealt(j.node, j.ctrs, ith, nth,
+                     <float *> (j.mine0 + <size_t> ith * j.p.per_thread_size))
     gcy_fe_or(&j.p.fe_flags, kern_fe_test_all())
 
 
@@ -650,14 +661,20 @@ cdef int only_step(gplan * p, int kind) noexcept nogil:
     return found
 
 
-cdef int single_gemv_step(gplan * p) noexcept nogil:
-    """The index of the plan's only working step when it is a float mat-vec node, else -1."""
+cdef inline size_t mm_counter_bytes(int n_threads) noexcept nogil:
+    """A float mul_mat step's task counters (mm_compute_dealt): one cache line a thread."""
+    return <size_t> (n_threads if n_threads > 1 else 1) * MM_DEAL_STRIDE * sizeof(int64_t)
+
+
+cdef int single_mm_step(gplan * p) noexcept nogil:
+    """The index of the plan's only working step when it is a float mul_mat node (with
+    dealing off: a float mat-vec), else -1."""
     cdef int found = only_step(p, STEP_NODE)
     if found < 0:
         return -1
     if p.nodes[p.steps[found].node].op != GGML_OP_MUL_MAT:
         return -1
-    if not mm_gemv_applies(p.nodes[p.steps[found].node]):
+    if not mm_dealing() and not mm_gemv_applies(p.nodes[p.steps[found].node]):
         return -1
     return found
 
@@ -736,19 +753,23 @@ cdef int plan_compute(gplan * p, char * work) noexcept nogil:
     p.error = 0
     p.fe_flags = 0
     # the small-QMM regions' three counters start at zero (mmq_convert_b_shared, mmq_dots)
+    # and the float mul_mat steps' task counters (mm_compute_dealt)
     cdef char * qsmall = base + align64(p.shared_size)
     cdef int s
     for s in range(p.n_steps):
         if p.steps[s].kind == STEP_QMM and p.steps[s].qoff != NO_REGION:
             memset(qsmall + p.steps[s].qoff + mmq_counter_offset(p.nodes[p.steps[s].node]),
                    0, 3 * sizeof(int64_t))
-    cdef gemv_job gj
-    cdef int sg = single_gemv_step(p) if p.n_active > 1 and PROF_NS == NULL else -1
-    if sg >= 0:                                  # (mvf32) see gemv_dyn_task
-        gj.p = p
-        gj.node = p.nodes[p.steps[sg].node]
-        gj.next = 0
-        pool_run_dyn(gemv_dyn_task, &gj,
+        elif p.steps[s].kind == STEP_NODE and p.steps[s].qoff != NO_REGION:
+            memset(qsmall + p.steps[s].qoff, 0, mm_counter_bytes(p.n_threads))
+    cdef mm_dealt_job mj
+    cdef int sg = single_mm_step(p) if p.n_active > 1 and PROF_NS == NULL else -1
+    if sg >= 0:                                  # see mm_dealt_task
+        mj.p = p
+        mj.node = p.nodes[p.steps[sg].node]
+        mj.mine0 = base + align64(p.shared_size) + align64(p.qsmall_size)
+        mj.ctrs = <int64_t *> (qsmall + p.steps[sg].qoff)
+        pool_run_dyn(mm_dealt_task, &mj,
                      p.steps[sg].n_tasks if p.steps[sg].n_tasks < p.n_active else p.n_active)
         return 0
     sg = only_step(p, STEP_FUSED) if p.n_active > 1 and PROF_NS == NULL else -1
@@ -1082,6 +1103,9 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                     p.shared_size = sz
             else:
                 st.kind = STEP_NODE
+                if nodes[i].op == GGML_OP_MUL_MAT:    # its task counters, a line each
+                    st.qoff = p.qsmall_size
+                    p.qsmall_size += mm_counter_bytes(n_threads)
             if (nodes[i].op == GGML_OP_MUL_MAT and not is_qmm(nodes[i])
                     and mm_bytes > p.per_thread_size):
                 p.per_thread_size = mm_bytes

@@ -12,12 +12,19 @@ import numpy as np
 from ggml_cy.core._core cimport ggml_tensor, GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16
 from ggml_cy.core._core cimport GGML_TYPE_Q4_0, GGML_TYPE_Q8_0
 from ggml_cy.core._core cimport Tensor
-from ggml_cy.cpu._kernels cimport default_num_threads, pool_run, pool_run_dyn
+from ggml_cy.cpu._kernels cimport default_num_threads, pool_run, pool_run_dyn, mm_dealing
 from ggml_cy.core._core cimport scratch_take, scratch_give
 
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
+    void mm_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int ith, int nth,
+                          float * work)
+    enum: MM_DEAL_STRIDE
+    void mm_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth, int64_t * gm,
+                 int64_t * gn)
+    void mm_grid_dealt(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth, int64_t * gm,
+                       int64_t * gn)
     int mm_amx_ready()
     int mm_gemv_applies(const ggml_tensor * dst)
     void mm_gemv_dyn(const ggml_tensor * dst, int64_t * next, int nth)
@@ -73,11 +80,18 @@ ctypedef struct mmf_job:
     const ggml_tensor * dst
     float * work
     size_t per_thread
+    int64_t * ctrs      # the task counters of mm_compute_dealt (nth lines, zeroed)
 
 
 cdef void mmf_task(void * arg, int ith, int nth) noexcept nogil:
     cdef mmf_job * j = <mmf_job *> arg
     mm_compute(j.dst, ith, nth, j.work + <size_t> ith * j.per_thread)
+
+
+cdef void mmf_dealt_task(void * arg, int ith, int nth) noexcept nogil:
+    """Tasks dealt from the job's counter; workers optional (a late one is not waited for)."""
+    cdef mmf_job * j = <mmf_job *> arg
+    mm_compute_dealt(j.dst, j.ctrs, ith, nth, j.work + <size_t> ith * j.per_thread)
 
 
 ctypedef struct mmv_job:
@@ -90,6 +104,18 @@ cdef void mmv_task(void * arg, int ith, int nth) noexcept nogil:
     one is not waited for), the bits those of mm_compute (csrc/mul_mat.h, mm_gemv_dyn)."""
     cdef mmv_job * j = <mmv_job *> arg
     mm_gemv_dyn(j.dst, &j.next, nth)
+
+
+def _grids(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth):
+    """The packed f32/f16 path's task grids for a product of M x K weights by N rows of b
+    (nbatch matrices) on nth threads: ((gm, gn) split statically, (gm, gn) dealt from a
+    counter): M cut into gm parts, N into gn parts (tests and probes)."""
+    if M < 1 or N < 1 or K < 1 or nbatch < 1 or nth < 1:
+        raise ValueError("_grids: every size must be >= 1")
+    cdef int64_t gm, gn, dm, dn
+    mm_grid(M, N, K, nbatch, nth, &gm, &gn)
+    mm_grid_dealt(M, N, K, nbatch, nth, &dm, &dn)
+    return (gm, gn), (dm, dn)
 
 
 cdef int clamp_threads(n_threads, int64_t work) except -1:
@@ -127,13 +153,19 @@ cdef _run(ggml_tensor * ta, const float[:, :] b, float[:, ::1] out, n_threads):
         return
     cdef size_t per = (mm_work_floats_per_thread() + 15) // 16 * 16
     cdef char * mem
-    cdef int src = scratch_take(per * 4 * <size_t> nth + 64, &mem)
+    cdef size_t ctr_bytes = <size_t> nth * MM_DEAL_STRIDE * sizeof(int64_t)
+    cdef int src = scratch_take(ctr_bytes + per * 4 * <size_t> nth + 64, &mem)
     cdef mmf_job job
     job.dst = &td
-    job.work = <float *> ((<uintptr_t> mem + 63) & ~(<uintptr_t> 63))
+    job.ctrs = <int64_t *> ((<uintptr_t> mem + 63) & ~(<uintptr_t> 63))
+    memset(job.ctrs, 0, ctr_bytes)
+    job.work = <float *> (<char *> job.ctrs + ctr_bytes)
     job.per_thread = per
     with nogil:
-        pool_run(mmf_task, &job, nth)
+        if nth > 1 and mm_dealing():
+            pool_run_dyn(mmf_dealt_task, &job, nth)
+        else:
+            pool_run(mmf_task, &job, nth)
     scratch_give(src, mem)
 
 

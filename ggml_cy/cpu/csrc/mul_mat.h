@@ -1105,6 +1105,68 @@ static inline void mm_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int 
     *gn_out = best_gn;
 }
 
+/* The grid for tasks dealt from a shared counter (mm_compute_dealt): a thread that is free
+ * takes the next task, so one that runs slow or starts late (a busy core of a shared host)
+ * holds the call up by about one task instead of its whole share, at the price of more
+ * packing for smaller tasks. The busiest thread's estimate (mm_dealt_cost) blends the
+ * equal-speed case (whole tasks shared round by round) with a lag of one task, weighted by
+ * how likely some thread lags: not at all at 2 threads, fully from 16 on; up to 4 tasks
+ * per thread, a packed element at MM_PACK_COST_DEALT flops (the 2-core VM: 2x4 tasks
+ * instead of 2x1 cost 8% at 1024^3, 2 threads). On the 16-core host (rounds w10/w11,
+ * bench/results/mmgrid-xeon-w11.jsonl) the static 4x4 split of 1024^3 at 16 threads left
+ * the busiest thread ~40% above the average; dealt 8x8 tasks (chosen here) ran 10-15%
+ * faster, 64x1 for 4096x64x4096 and 16x4 for 4096x512x4096 4-8%. */
+#define MM_PACK_COST_DEALT 48
+static inline double mm_dealt_cost(int64_t ntasks, double task, int nth) {
+    const double lag = nth >= 16 ? 1.0 : nth <= 2 ? 0.0 : (double)(nth - 2) / 14.0;
+    const double rounds = (double)mm_cdiv(ntasks, nth) * task;
+    const double spread = (double)ntasks * task / (double)nth + task;
+    return (1.0 - lag) * rounds + lag * spread;
+}
+
+/* Dealt tasks: thread r of nth owns the static share [ntasks*r/nth, ntasks*(r+1)/nth) of
+ * the tasks and a counter for it (ctrs[r * MM_DEAL_STRIDE], zero before the job). A thread
+ * takes its own share's tasks first -- so when every thread comes at the same pace each
+ * keeps the part it had in the previous call (its caches stay warm, as with the static
+ * split) -- then what is left of the others' shares. Returns the next task of thread
+ * `home`, or -1 when every task is taken; *step: the thread's cursor (starts at 0). */
+#define MM_DEAL_STRIDE 8      /* int64s between two counters: a cache line each */
+static inline int64_t mm_deal_next(int64_t * ctrs, int64_t ntasks, int home, int nth,
+                                   int * step) {
+    while (*step < nth) {
+        const int r = (home + *step) % nth;
+        const int64_t lo = ntasks * r / nth, hi = ntasks * (r + 1) / nth;
+        int64_t * c = ctrs + (size_t)r * MM_DEAL_STRIDE;
+        /* another thread's share already taken: a load, not a read-for-ownership */
+        if (*step == 0 || __atomic_load_n(c, __ATOMIC_RELAXED) < hi - lo) {
+            const int64_t t = lo + __atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+            if (t < hi) return t;
+        }
+        (*step)++;
+    }
+    return -1;
+}
+static inline void mm_grid_dealt(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
+                                 int64_t * gm_out, int64_t * gn_out) {
+    const int64_t mtiles = mm_cdiv(M, MM_NR), ntiles = mm_cdiv(N, MM_MR);
+    const int64_t most = 4 * (int64_t)nth;
+    int64_t best_gm = 1, best_gn = 1;
+    double best = -1.0;
+    for (int64_t gm = 1; gm <= most && gm <= mtiles; gm++) {
+        for (int64_t gn = 1; gn <= most && gn <= ntiles; gn++) {
+            const int64_t ntasks = nbatch * gm * gn;
+            if (ntasks > most && (gm > 1 || gn > 1)) break;   /* grows with gn */
+            const int64_t mt = mm_cdiv(mtiles, gm) * MM_NR, nt = mm_cdiv(ntiles, gn) * MM_MR;
+            const double flops = 2.0 * (double)mt * (double)nt * (double)K;
+            const double packed = (double)K * ((double)mt + (double)nt * (double)mm_cdiv(mt, MM_NC));
+            const double cost = mm_dealt_cost(ntasks, flops + MM_PACK_COST_DEALT * packed, nth);
+            if (best < 0 || cost < best * 0.999) { best = cost; best_gm = gm; best_gn = gn; }
+        }
+    }
+    *gm_out = best_gm;
+    *gn_out = best_gn;
+}
+
 /* The tasks of a packed engine's grid (mm_grid, mmx_grid): M cut into gm parts and N into gn
  * parts, each a whole number of the engine's tiles (mtile columns, ntile rows), times every
  * batch matrix; task t = (batch ib, M part mp, N part np), np fastest, and thread ith of nth
@@ -1178,25 +1240,69 @@ static inline int mmx_takes(const ggml_tensor * dst) {
            b->nb[0] == 4 && dst->nb[0] == 4 && mm_bf16_amx();
 }
 
-static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
+/* Task t of grid g on the tiles. */
+static inline void mmx_task(const ggml_tensor * dst, const mm_tasks * g, int64_t t,
+                            float * work) {
     const ggml_tensor * src0 = dst->src[0], * src1 = dst->src[1];
-    const int64_t M = dst->ne[0], N = dst->ne[1], K = src0->ne[0];
-    const int64_t nbatch = dst->ne[2] * dst->ne[3];
+    const int64_t K = src0->ne[0];
     const int64_t r2 = dst->ne[2] / src0->ne[2], r3 = dst->ne[3] / src0->ne[3];
+    const mm_part p = mm_task_part(g, t);
+    const char * a = (const char *)src0->data + (p.i2 / r2) * src0->nb[2] +
+                     (p.i3 / r3) * src0->nb[3] + p.m_lo * src0->nb[1];
+    const char * b = (const char *)src1->data + p.i2 * src1->nb[2] + p.i3 * src1->nb[3] +
+                     p.n_lo * src1->nb[1];
+    float * d = (float *)((char *)dst->data + p.i2 * dst->nb[2] + p.i3 * dst->nb[3] +
+                          p.n_lo * dst->nb[1]) + p.m_lo;
+    mmx_gemm(a, src0->nb[1], p.m_hi - p.m_lo, b, src1->nb[1], p.n_hi - p.n_lo, K, d,
+             dst->nb[1] / 4, work);
+}
+
+static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
+    const int64_t M = dst->ne[0], N = dst->ne[1], K = dst->src[0]->ne[0];
+    const int64_t nbatch = dst->ne[2] * dst->ne[3];
     int64_t gm, gn;
     mmx_grid(M, N, K, nbatch, nth, &gm, &gn);
     const mm_tasks g = mm_tasks_of(dst, gm, gn, 32, 8, ith, nth);   /* mmx_grid's units */
-    for (int64_t t = g.t0; t < g.t1; t++) {
-        const mm_part p = mm_task_part(&g, t);
-        const char * a = (const char *)src0->data + (p.i2 / r2) * src0->nb[2] +
-                         (p.i3 / r3) * src0->nb[3] + p.m_lo * src0->nb[1];
-        const char * b = (const char *)src1->data + p.i2 * src1->nb[2] + p.i3 * src1->nb[3] +
-                         p.n_lo * src1->nb[1];
-        float * d = (float *)((char *)dst->data + p.i2 * dst->nb[2] + p.i3 * dst->nb[3] +
-                              p.n_lo * dst->nb[1]) + p.m_lo;
-        mmx_gemm(a, src0->nb[1], p.m_hi - p.m_lo, b, src1->nb[1], p.n_hi - p.n_lo, K, d,
-                 dst->nb[1] / 4, work);
+    for (int64_t t = g.t0; t < g.t1; t++) mmx_task(dst, &g, t, work);
+}
+
+/* mmx_grid for tasks dealt from a shared counter (mul_mat.h, mm_compute_dealt, whose
+ * mm_dealt_cost estimates the busiest thread), up to 4 tasks per thread (the static split
+ * left the busiest thread ~40% above the average at 16 threads, 1024^3 on the 16-core
+ * host, round w10). */
+static inline void mmx_grid_dealt(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
+                                  int64_t * gm_out, int64_t * gn_out) {
+    const int64_t mtiles = (M + 31) / 32, ntiles = (N + 7) / 8;
+    const int64_t most = 4 * (int64_t)nth;
+    int64_t best_gm = 1, best_gn = 1;
+    double best = -1.0;
+    for (int64_t gm = 1; gm <= most && gm <= mtiles; gm++) {
+        for (int64_t gn = 1; gn <= most && gn <= ntiles; gn++) {
+            const int64_t ntasks = nbatch * gm * gn;
+            if (ntasks > most && (gm > 1 || gn > 1)) break;   /* grows with gn */
+            const double mt = (double)((mtiles + gm - 1) / gm * 32);
+            const double nt = (double)((ntiles + gn - 1) / gn * 8);
+            const double panels = (double)(((int64_t)nt + MMX_NX - 1) / MMX_NX);
+            const double task = 2.0 * mt * nt * (double)K / 1024.0 + 0.15 * nt * (double)K +
+                                0.03 * mt * (double)K * panels;
+            const double cost = mm_dealt_cost(ntasks, task, nth);
+            if (best < 0 || cost < best * 0.999) { best = cost; best_gm = gm; best_gn = gn; }
+        }
     }
+    *gm_out = best_gm;
+    *gn_out = best_gn;
+}
+/* mmx_compute with its tasks dealt (see mm_compute_dealt). */
+static inline void mmx_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int ith, int nth,
+                                     float * work) {
+    const int64_t M = dst->ne[0], N = dst->ne[1], K = dst->src[0]->ne[0];
+    const int64_t nbatch = dst->ne[2] * dst->ne[3];
+    int64_t gm, gn;
+    mmx_grid_dealt(M, N, K, nbatch, nth, &gm, &gn);
+    const mm_tasks g = mm_tasks_of(dst, gm, gn, 32, 8, 0, 1);       /* every task */
+    int step = 0;
+    for (int64_t t; (t = mm_deal_next(ctrs, g.t1, ith, nth, &step)) >= 0; )
+        mmx_task(dst, &g, t, work);
 }
 #endif
 
@@ -1262,6 +1368,34 @@ static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float *
     mm_grid(M, N, K, nbatch, nth, &gm, &gn);
     const mm_tasks g = mm_tasks_of(dst, gm, gn, MM_NR, MM_MR, ith, nth);
     for (int64_t t = g.t0; t < g.t1; t++) {
+        const mm_part p = mm_task_part(&g, t);
+        mm_task(dst, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work);
+    }
+}
+
+/* mm_compute with its tasks dealt (mm_deal_next; ctrs: nth counters MM_DEAL_STRIDE int64s
+ * apart, zero before the job, the same for every thread of the job) instead of split in
+ * fixed static shares: a thread that is free takes what is left of another's share, so a
+ * slow or late thread costs about one task (mm_grid_dealt), and a job whose workers are
+ * optional helpers (gcy_pool_run_dyn) is finished by whoever runs. Each task computes its
+ * dst elements whole, as in mm_compute: the bits do not depend on who takes which task,
+ * nor on the grid. The mat-vec claims its chunks from ctrs[0] (mm_gemv_dyn). work: this
+ * thread's mm_work_floats_per_thread() floats. */
+static inline void mm_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int ith, int nth,
+                                    float * work) {
+    const int64_t M = dst->ne[0], N = dst->ne[1];
+    const int64_t nbatch = dst->ne[2] * dst->ne[3];
+    const int64_t K = dst->src[0]->ne[0];
+    if (M == 0 || N == 0 || nbatch == 0) return;
+#if defined(MMX_BUILT)
+    if (mmx_takes(dst)) { mmx_compute_dealt(dst, ctrs, ith, nth, work); return; }
+#endif
+    if (mm_use_gemv(dst) && K > 0) { mm_gemv_dyn(dst, ctrs, nth); return; }
+    int64_t gm, gn;
+    mm_grid_dealt(M, N, K, nbatch, nth, &gm, &gn);
+    const mm_tasks g = mm_tasks_of(dst, gm, gn, MM_NR, MM_MR, 0, 1);   /* every task */
+    int step = 0;
+    for (int64_t t; (t = mm_deal_next(ctrs, g.t1, ith, nth, &step)) >= 0; ) {
         const mm_part p = mm_task_part(&g, t);
         mm_task(dst, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work);
     }
