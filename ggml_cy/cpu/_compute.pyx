@@ -15,7 +15,7 @@ from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, co
 from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for,
                                    pool_run, pool_run_dyn, pool_barrier, check_signals,
                                    KERN_INTERRUPTED, dyn_ranges, DYN_CTR_STRIDE,
-                                   mm_dealing)
+                                   mm_deals)
 from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT,
                                 GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
                                 GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
@@ -554,7 +554,7 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
             continue
         nt = st.n_tasks if st.n_tasks < nth else nth
         if st.kind == STEP_NODE:
-            if ith < nt and st.qoff != NO_REGION and nt > 1 and mm_dealing():
+            if ith < nt and st.qoff != NO_REGION and mm_deals(nt):
                 # a float mul_mat: its tasks dealt from the step's counters (zeroed before
                 # the job), so a slow thread holds the step up by about one task
                 mm_compute_dealt(p.nodes[st.node], <int64_t *> (qsmall + st.qoff), ith, nt,
@@ -630,8 +630,8 @@ cdef void graph_task(void * arg, int ith, int nth) noexcept nogil:
 # mm_gemv_dyn) are claimed from a counter on a job whose workers are optional helpers
 # (pool_run_dyn), so a worker that wakes late (a core busy with another process: the 2-core
 # VM's 4096x4096 f32 mat-vec at 2 threads, median 5-8 ms against 2 ms at best) is not
-# waited for; the caller claims what is left. Same kernel, same bits. (With
-# _set_mm_dealing(False) only the mat-vec takes this job, as before dealt GEMM tasks.)
+# waited for; the caller claims what is left. Same kernel, same bits. (Other products take
+# this job only where they deal their tasks: _kernels.mm_deals.)
 ctypedef struct mm_dealt_job:
     gplan * p
     ggml_tensor * node
@@ -667,14 +667,15 @@ cdef inline size_t mm_counter_bytes(int n_threads) noexcept nogil:
 
 
 cdef int single_mm_step(gplan * p) noexcept nogil:
-    """The index of the plan's only working step when it is a float mul_mat node (with
-    dealing off: a float mat-vec), else -1."""
+    """The index of the plan's only working step when it is a float mul_mat node that deals
+    its tasks (_kernels.mm_deals) or a float mat-vec, else -1."""
     cdef int found = only_step(p, STEP_NODE)
     if found < 0:
         return -1
     if p.nodes[p.steps[found].node].op != GGML_OP_MUL_MAT:
         return -1
-    if not mm_dealing() and not mm_gemv_applies(p.nodes[p.steps[found].node]):
+    cdef int nt = p.steps[found].n_tasks if p.steps[found].n_tasks < p.n_active else p.n_active
+    if not mm_deals(nt) and not mm_gemv_applies(p.nodes[p.steps[found].node]):
         return -1
     return found
 

@@ -89,10 +89,10 @@ cdef enum:
     DYN_CTR_STRIDE = 8      # int64s between two ranges' counters: one cache line each
 cdef int64_t dyn_next(dyn_ranges * d, int home, int * step) noexcept nogil
 cdef void pool_barrier() noexcept nogil
-# Whether float mul_mat deals its tasks from a shared counter (csrc/mul_mat.h,
-# mm_compute_dealt) on more than one thread; off only through _set_mm_dealing (tests and
-# probes compare it with the static split).
-cdef bint mm_dealing() noexcept nogil
+# Whether float mul_mat on nth threads deals its tasks (csrc/mul_mat.h, mm_compute_dealt)
+# instead of ggml's static split: from 4 threads on, unless _set_mm_dealing(False) (tests
+# and probes compare the two).
+cdef bint mm_deals(int nth) noexcept nogil
 
 # compute_parallel's result when Ctrl-C (a Python signal handler that raised) stopped a
 # long call: dst is partly written and the exception is set; raise_interrupted raises it.

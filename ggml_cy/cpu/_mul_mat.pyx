@@ -12,7 +12,7 @@ import numpy as np
 from ggml_cy.core._core cimport ggml_tensor, GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16
 from ggml_cy.core._core cimport GGML_TYPE_Q4_0, GGML_TYPE_Q8_0
 from ggml_cy.core._core cimport Tensor
-from ggml_cy.cpu._kernels cimport default_num_threads, pool_run, pool_run_dyn, mm_dealing
+from ggml_cy.cpu._kernels cimport default_num_threads, pool_run, pool_run_dyn, mm_deals
 from ggml_cy.core._core cimport scratch_take, scratch_give
 
 cdef extern from "mul_mat.h" nogil:
@@ -162,7 +162,7 @@ cdef _run(ggml_tensor * ta, const float[:, :] b, float[:, ::1] out, n_threads):
     job.work = <float *> (<char *> job.ctrs + ctr_bytes)
     job.per_thread = per
     with nogil:
-        if nth > 1 and mm_dealing():
+        if mm_deals(nth):
             pool_run_dyn(mmf_dealt_task, &job, nth)
         else:
             pool_run(mmf_task, &job, nth)
