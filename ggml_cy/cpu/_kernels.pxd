@@ -90,7 +90,7 @@ cdef enum:
 cdef int64_t dyn_next(dyn_ranges * d, int home, int * step) noexcept nogil
 cdef void pool_barrier() noexcept nogil
 # Whether float mul_mat on nth threads deals its tasks (csrc/mul_mat.h, mm_compute_dealt)
-# instead of ggml's static split: from 4 threads on, unless _set_mm_dealing(False) (tests
+# instead of ggml's static split: from 9 threads on, unless _set_mm_dealing(False) (tests
 # and probes compare the two).
 cdef bint mm_deals(int nth) noexcept nogil
 

@@ -1105,17 +1105,19 @@ static inline void mm_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int 
     *gn_out = best_gn;
 }
 
-/* The grid for tasks dealt from a shared counter (mm_compute_dealt): a thread that is free
- * takes the next task, so one that runs slow or starts late (a busy core of a shared host)
- * holds the call up by about one task instead of its whole share, at the price of more
- * packing for smaller tasks. The busiest thread's estimate (mm_dealt_cost) blends the
- * equal-speed case (whole tasks shared round by round) with a lag of one task, weighted by
- * how likely some thread lags: not at all at 2 threads, fully from 16 on; up to 4 tasks
+/* The grid for tasks dealt to the threads (mm_compute_dealt): a thread that is free takes
+ * what is left of another's share, so one that runs slow or starts late (a busy core of a
+ * shared host) holds the call up by about one task instead of its whole share, at the price
+ * of more packing for smaller tasks. The busiest thread's estimate (mm_dealt_cost) blends
+ * the equal-speed case (whole tasks shared round by round) with a lag of one task, weighted
+ * by how likely some thread lags: not at all at 2 threads, fully from 16 on; up to 4 tasks
  * per thread, a packed element at MM_PACK_COST_DEALT flops (the 2-core VM: 2x4 tasks
  * instead of 2x1 cost 8% at 1024^3, 2 threads). On the 16-core host (rounds w10/w11,
  * bench/results/mmgrid-xeon-w11.jsonl) the static 4x4 split of 1024^3 at 16 threads left
  * the busiest thread ~40% above the average; dealt 8x8 tasks (chosen here) ran 10-15%
- * faster, 64x1 for 4096x64x4096 and 16x4 for 4096x512x4096 4-8%. */
+ * faster, 64x1 for 4096x64x4096 and 16x4 for 4096x512x4096 4-8%. The package deals only
+ * from 9 threads on (_kernels.mm_deals: at 4 and 8 threads these grids lost as often as
+ * they won, round w13). */
 #define MM_PACK_COST_DEALT 48
 static inline double mm_dealt_cost(int64_t ntasks, double task, int nth) {
     const double lag = nth >= 16 ? 1.0 : nth <= 2 ? 0.0 : (double)(nth - 2) / 14.0;
@@ -1266,39 +1268,15 @@ static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float 
     for (int64_t t = g.t0; t < g.t1; t++) mmx_task(dst, &g, t, work);
 }
 
-/* mmx_grid for tasks dealt from a shared counter (mul_mat.h, mm_compute_dealt, whose
- * mm_dealt_cost estimates the busiest thread), up to 4 tasks per thread (the static split
- * left the busiest thread ~40% above the average at 16 threads, 1024^3 on the 16-core
- * host, round w10). */
-static inline void mmx_grid_dealt(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
-                                  int64_t * gm_out, int64_t * gn_out) {
-    const int64_t mtiles = (M + 31) / 32, ntiles = (N + 7) / 8;
-    const int64_t most = 4 * (int64_t)nth;
-    int64_t best_gm = 1, best_gn = 1;
-    double best = -1.0;
-    for (int64_t gm = 1; gm <= most && gm <= mtiles; gm++) {
-        for (int64_t gn = 1; gn <= most && gn <= ntiles; gn++) {
-            const int64_t ntasks = nbatch * gm * gn;
-            if (ntasks > most && (gm > 1 || gn > 1)) break;   /* grows with gn */
-            const double mt = (double)((mtiles + gm - 1) / gm * 32);
-            const double nt = (double)((ntiles + gn - 1) / gn * 8);
-            const double panels = (double)(((int64_t)nt + MMX_NX - 1) / MMX_NX);
-            const double task = 2.0 * mt * nt * (double)K / 1024.0 + 0.15 * nt * (double)K +
-                                0.03 * mt * (double)K * panels;
-            const double cost = mm_dealt_cost(ntasks, task, nth);
-            if (best < 0 || cost < best * 0.999) { best = cost; best_gm = gm; best_gn = gn; }
-        }
-    }
-    *gm_out = best_gm;
-    *gn_out = best_gn;
-}
-/* mmx_compute with its tasks dealt (see mm_compute_dealt). */
+/* mmx_compute with its tasks dealt (see mm_compute_dealt), on mmx_grid's grid: finer
+ * grids for the tiles measured no better at 16 threads and 6% worse at 8 (16-core host,
+ * rounds w12/w13), so dealing keeps only the late-worker robustness here. */
 static inline void mmx_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int ith, int nth,
                                      float * work) {
     const int64_t M = dst->ne[0], N = dst->ne[1], K = dst->src[0]->ne[0];
     const int64_t nbatch = dst->ne[2] * dst->ne[3];
     int64_t gm, gn;
-    mmx_grid_dealt(M, N, K, nbatch, nth, &gm, &gn);
+    mmx_grid(M, N, K, nbatch, nth, &gm, &gn);
     const mm_tasks g = mm_tasks_of(dst, gm, gn, 32, 8, 0, 1);       /* every task */
     int step = 0;
     for (int64_t t; (t = mm_deal_next(ctrs, g.t1, ith, nth, &step)) >= 0; )
