@@ -12,10 +12,11 @@ import ctypes
 import json
 import os
 import sys
-import time
 
 import numpy as np
 import torch
+
+from probe_common import take_turns
 
 VARIANTS = [v for v in os.environ.get("MM_AB_VARIANTS", "pf0,pf16,kc384,mr8,mr12").split(",")
             if v and v != "none"]
@@ -68,22 +69,7 @@ def main():
     names = list(calls)
     for cpu in cpus:
         os.sched_setaffinity(0, set(range(cpu, cpu + THREADS)))
-        for f in calls.values():
-            f()
-        rounds = []
-        t_end = time.perf_counter() + secs
-        r = 0
-        while time.perf_counter() < t_end:
-            order = names[r % len(names):] + names[:r % len(names)]
-            row = {}
-            for v in order:
-                if SETTLE_S > 0:
-                    time.sleep(SETTLE_S)
-                t0 = time.perf_counter()
-                calls[v]()
-                row[v] = time.perf_counter() - t0
-            rounds.append(row)
-            r += 1
+        rounds = take_turns(calls, secs, SETTLE_S)
         fl = 2.0 * M * N * K
         base_min = min(x[base] for x in rounds)
         slow = [x for x in rounds if x[base] > 1.15 * base_min]

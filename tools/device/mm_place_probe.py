@@ -12,10 +12,11 @@ import json
 import mmap
 import os
 import sys
-import time
 
 import numpy as np
 import torch
+
+from probe_common import take_turns
 
 HUGE = 2 << 20
 
@@ -92,20 +93,7 @@ def main():
     print(json.dumps({"pid": os.getpid(), "thp_mode": thp_mode, "anon_huge_kib": pages}), flush=True)
     for cpu in cpus:
         os.sched_setaffinity(0, {cpu})
-        for g in calls.values():
-            g()
-        rounds = []
-        t_end = time.perf_counter() + secs
-        r = 0
-        while time.perf_counter() < t_end:
-            order = names[r % len(names):] + names[:r % len(names)]
-            row = {}
-            for v in order:
-                t0 = time.perf_counter()
-                calls[v]()
-                row[v] = time.perf_counter() - t0
-            rounds.append(row)
-            r += 1
+        rounds = take_turns(calls, secs)
         out = {"pid": os.getpid(), "cpu": cpu, "rounds": len(rounds), "gflops_median": {},
                "vs_torch_median": {}}
         for v in names:

@@ -15,6 +15,29 @@ def block(f, calls):
     return (time.perf_counter() - t) / calls
 
 
+def take_turns(calls, secs, settle_s=0.0):
+    """Calls every function of `calls` ({name: f}) once to warm up, then in rounds for
+    `secs` seconds, the first one rotating each round (optionally after a pause before
+    each call); returns the rounds, each {name: seconds of its call}."""
+    names = list(calls)
+    for f in calls.values():
+        f()
+    rounds = []
+    t_end = time.perf_counter() + secs
+    r = 0
+    while time.perf_counter() < t_end:
+        row = {}
+        for v in names[r % len(names):] + names[:r % len(names)]:
+            if settle_s > 0:
+                time.sleep(settle_s)
+            t0 = time.perf_counter()
+            calls[v]()
+            row[v] = time.perf_counter() - t0
+        rounds.append(row)
+        r += 1
+    return rounds
+
+
 def emit(rows, row):
     """Keeps the row and prints it as one JSON line (flushed: a killed run keeps its rows)."""
     rows.append(row)
