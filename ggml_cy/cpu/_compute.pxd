@@ -26,8 +26,9 @@ ctypedef struct gstep:
     int barrier_after # 1: every thread meets after this step (a later step depends on it)
     size_t qoff       # STEP_QMM with a small b: offset of its own region in the small-QMM
                       # area; (size_t)-1: the shared buffer (convert, barrier, dots).
-                      # STEP_NODE of a float mul_mat: offset of its task counter there
-                      # (mm_compute_dealt); (size_t)-1 for other nodes
+                      # STEP_NODE of a float mul_mat: offset of its task counters there
+                      # (mm_compute_dealt, a cache line per thread); (size_t)-1 for
+                      # other nodes
 
 ctypedef struct gplan:
     int n_threads
@@ -41,7 +42,7 @@ ctypedef struct gplan:
                                 # nodes (one step at a time)
     size_t per_thread_size      # mul_mat packs / fused scratch, per thread
     size_t qsmall_size          # the small-QMM regions (converted b + counters), one per step,
-                                # and the float mul_mat steps' task counters (64 bytes each)
+                                # and the float mul_mat steps' task counters (a line a thread)
     size_t work_size            # total bytes the work buffer needs
     int error                   # set by compute when a kernel refused a node
     int fe_flags                # FP exception flags (FE_* bits numpy reports) the last

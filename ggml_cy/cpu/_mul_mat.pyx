@@ -89,7 +89,7 @@ cdef void mmf_task(void * arg, int ith, int nth) noexcept nogil:
 
 
 cdef void mmf_dealt_task(void * arg, int ith, int nth) noexcept nogil:
-    """Tasks dealt from the job's counter; workers optional (a late one is not waited for)."""
+    """Tasks dealt from the job's counters; workers optional (a late one is not waited for)."""
     cdef mmf_job * j = <mmf_job *> arg
     mm_compute_dealt(j.dst, j.ctrs, ith, nth, j.work + <size_t> ith * j.per_thread)
 
