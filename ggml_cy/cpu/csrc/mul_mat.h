@@ -1105,27 +1105,6 @@ static inline void mm_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int 
     *gn_out = best_gn;
 }
 
-/* The grid for tasks dealt to the threads (mm_compute_dealt): a thread that is free takes
- * what is left of another's share, so one that runs slow or starts late (a busy core of a
- * shared host) holds the call up by about one task instead of its whole share, at the price
- * of more packing for smaller tasks. The busiest thread's estimate (mm_dealt_cost) blends
- * the equal-speed case (whole tasks shared round by round) with a lag of one task, weighted
- * by how likely some thread lags: not at all at 2 threads, fully from 16 on; up to 4 tasks
- * per thread, a packed element at MM_PACK_COST_DEALT flops (the 2-core VM: 2x4 tasks
- * instead of 2x1 cost 8% at 1024^3, 2 threads). On the 16-core host (rounds w10/w11,
- * bench/results/mmgrid-xeon-w11.jsonl) the static 4x4 split of 1024^3 at 16 threads left
- * the busiest thread ~40% above the average; dealt 8x8 tasks (chosen here) ran 10-15%
- * faster, 64x1 for 4096x64x4096 and 16x4 for 4096x512x4096 4-8%. The package deals only
- * from 9 threads on (_kernels.mm_deals: at 4 and 8 threads these grids lost as often as
- * they won, round w13). */
-#define MM_PACK_COST_DEALT 48
-static inline double mm_dealt_cost(int64_t ntasks, double task, int nth) {
-    const double lag = nth >= 16 ? 1.0 : nth <= 2 ? 0.0 : (double)(nth - 2) / 14.0;
-    const double rounds = (double)mm_cdiv(ntasks, nth) * task;
-    const double spread = (double)ntasks * task / (double)nth + task;
-    return (1.0 - lag) * rounds + lag * spread;
-}
-
 /* Dealt tasks: thread r of nth owns the static share [ntasks*r/nth, ntasks*(r+1)/nth) of
  * the tasks and a counter for it (ctrs[r * MM_DEAL_STRIDE], zero before the job). A thread
  * takes its own share's tasks first -- so when every thread comes at the same pace each
@@ -1148,6 +1127,29 @@ static inline int64_t mm_deal_next(int64_t * ctrs, int64_t ntasks, int home, int
     }
     return -1;
 }
+
+/* The grid for tasks dealt to the threads (mm_compute_dealt): a thread that is free takes
+ * what is left of another's share, so one that runs slow or starts late (a busy core of a
+ * shared host) holds the call up by about one task instead of its whole share, at the price
+ * of more packing for smaller tasks. The busiest thread's estimate (mm_dealt_cost) blends
+ * the equal-speed case (whole tasks shared round by round) with a lag of one task, weighted
+ * by how likely some thread lags: not at all at 2 threads, fully from 16 on; up to 4 tasks
+ * per thread, a packed element at MM_PACK_COST_DEALT flops (the 2-core VM: 2x4 tasks
+ * instead of 2x1 cost 8% at 1024^3, 2 threads). On the 16-core host (rounds w10/w11,
+ * bench/results/mmgrid-xeon-w11.jsonl) the static 4x4 split of 1024^3 at 16 threads left
+ * the busiest thread ~40% above the average; dealt 8x8 tasks (chosen here) ran 10-15%
+ * faster, 64x1 for 4096x64x4096 and 16x4 for 4096x512x4096 4-8%. The package deals only
+ * from 9 threads on (_kernels.mm_deals: at 4 and 8 threads these grids lost as often as
+ * they won, round w13). */
+#define MM_PACK_COST_DEALT 48
+static inline double mm_dealt_cost(int64_t ntasks, double task, int nth) {
+    const double lag = nth >= 16 ? 1.0 : nth <= 2 ? 0.0 : (double)(nth - 2) / 14.0;
+    const double rounds = (double)mm_cdiv(ntasks, nth) * task;
+    const double spread = (double)ntasks * task / (double)nth + task;
+    return (1.0 - lag) * rounds + lag * spread;
+}
+
+/* mm_grid for dealt tasks: the least mm_dealt_cost over grids of up to 4 tasks a thread. */
 static inline void mm_grid_dealt(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
                                  int64_t * gm_out, int64_t * gn_out) {
     const int64_t mtiles = mm_cdiv(M, MM_NR), ntiles = mm_cdiv(N, MM_MR);
