@@ -1082,27 +1082,63 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
 
 /* Chooses the per-matrix grid (gm parts of M, gn parts of N) for nth threads: the least
  * estimated time of the busiest thread, counting the padded flops of its tasks and the
- * elements it packs (one packed element ~ MM_PACK_COST flops). */
+ * elements it packs. Split statically (mm_grid): each thread's share of whole tasks, one
+ * packed element ~ MM_PACK_COST flops, at most 4 tasks a thread and nth parts a side. */
 #define MM_PACK_COST 24
-static inline void mm_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
-                           int64_t * gm_out, int64_t * gn_out) {
+
+/* The grid for tasks dealt to the threads (mm_compute_dealt): a thread that is free takes
+ * what is left of another's share, so one that runs slow or starts late (a busy core of a
+ * shared host) holds the call up by about one task instead of its whole share, at the price
+ * of more packing for smaller tasks. The busiest thread's estimate (mm_dealt_cost) blends
+ * the equal-speed case (whole tasks shared round by round) with a lag of one task, weighted
+ * by how likely some thread lags: not at all at 2 threads, fully from 16 on; up to 4 tasks
+ * per thread, a packed element at MM_PACK_COST_DEALT flops (the 2-core VM: 2x4 tasks
+ * instead of 2x1 cost 8% at 1024^3, 2 threads). On the 16-core host (rounds w10/w11,
+ * bench/results/mmgrid-xeon-w11.jsonl) the static 4x4 split of 1024^3 at 16 threads left
+ * the busiest thread ~40% above the average; dealt 8x8 tasks (chosen here) ran 10-15%
+ * faster, 64x1 for 4096x64x4096 and 16x4 for 4096x512x4096 4-8%. The package deals only
+ * from 9 threads on (_kernels.mm_deals: at 4 and 8 threads these grids lost as often as
+ * they won, round w13). */
+#define MM_PACK_COST_DEALT 48
+static inline double mm_dealt_cost(int64_t ntasks, double task, int nth) {
+    const double lag = nth >= 16 ? 1.0 : nth <= 2 ? 0.0 : (double)(nth - 2) / 14.0;
+    const double rounds = (double)mm_cdiv(ntasks, nth) * task;
+    const double spread = (double)ntasks * task / (double)nth + task;
+    return (1.0 - lag) * rounds + lag * spread;
+}
+
+static inline void mm_grid_search(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
+                                  int dealt, int64_t * gm_out, int64_t * gn_out) {
     const int64_t mtiles = mm_cdiv(M, MM_NR), ntiles = mm_cdiv(N, MM_MR);
+    const int64_t most = 4 * (int64_t)nth, side = dealt ? most : (int64_t)nth;
+    const double pack_cost = dealt ? MM_PACK_COST_DEALT : MM_PACK_COST;
     int64_t best_gm = 1, best_gn = 1;
     double best = -1.0;
-    for (int64_t gm = 1; gm <= nth && gm <= mtiles; gm++) {
-        for (int64_t gn = 1; gn <= nth && gn <= ntiles; gn++) {
+    for (int64_t gm = 1; gm <= side && gm <= mtiles; gm++) {
+        for (int64_t gn = 1; gn <= side && gn <= ntiles; gn++) {
             const int64_t ntasks = nbatch * gm * gn;
-            if (ntasks > 4 * (int64_t)nth && (gm > 1 || gn > 1)) continue;
-            const int64_t per = mm_cdiv(ntasks, nth);
+            if (ntasks > most && (gm > 1 || gn > 1)) break;   /* grows with gn */
             const int64_t mt = mm_cdiv(mtiles, gm) * MM_NR, nt = mm_cdiv(ntiles, gn) * MM_MR;
             const double flops = 2.0 * (double)mt * (double)nt * (double)K;
             const double packed = (double)K * ((double)mt + (double)nt * (double)mm_cdiv(mt, MM_NC));
-            const double cost = (double)per * (flops + MM_PACK_COST * packed);
+            const double task = flops + pack_cost * packed;
+            const double cost = dealt ? mm_dealt_cost(ntasks, task, nth)
+                                      : (double)mm_cdiv(ntasks, nth) * task;
             if (best < 0 || cost < best * 0.999) { best = cost; best_gm = gm; best_gn = gn; }
         }
     }
     *gm_out = best_gm;
     *gn_out = best_gn;
+}
+
+static inline void mm_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
+                           int64_t * gm_out, int64_t * gn_out) {
+    mm_grid_search(M, N, K, nbatch, nth, 0, gm_out, gn_out);
+}
+
+static inline void mm_grid_dealt(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
+                                 int64_t * gm_out, int64_t * gn_out) {
+    mm_grid_search(M, N, K, nbatch, nth, 1, gm_out, gn_out);
 }
 
 /* Dealt tasks: thread r of nth owns the static share [ntasks*r/nth, ntasks*(r+1)/nth) of
@@ -1126,49 +1162,6 @@ static inline int64_t mm_deal_next(int64_t * ctrs, int64_t ntasks, int home, int
         (*step)++;
     }
     return -1;
-}
-
-/* The grid for tasks dealt to the threads (mm_compute_dealt): a thread that is free takes
- * what is left of another's share, so one that runs slow or starts late (a busy core of a
- * shared host) holds the call up by about one task instead of its whole share, at the price
- * of more packing for smaller tasks. The busiest thread's estimate (mm_dealt_cost) blends
- * the equal-speed case (whole tasks shared round by round) with a lag of one task, weighted
- * by how likely some thread lags: not at all at 2 threads, fully from 16 on; up to 4 tasks
- * per thread, a packed element at MM_PACK_COST_DEALT flops (the 2-core VM: 2x4 tasks
- * instead of 2x1 cost 8% at 1024^3, 2 threads). On the 16-core host (rounds w10/w11,
- * bench/results/mmgrid-xeon-w11.jsonl) the static 4x4 split of 1024^3 at 16 threads left
- * the busiest thread ~40% above the average; dealt 8x8 tasks (chosen here) ran 10-15%
- * faster, 64x1 for 4096x64x4096 and 16x4 for 4096x512x4096 4-8%. The package deals only
- * from 9 threads on (_kernels.mm_deals: at 4 and 8 threads these grids lost as often as
- * they won, round w13). */
-#define MM_PACK_COST_DEALT 48
-static inline double mm_dealt_cost(int64_t ntasks, double task, int nth) {
-    const double lag = nth >= 16 ? 1.0 : nth <= 2 ? 0.0 : (double)(nth - 2) / 14.0;
-    const double rounds = (double)mm_cdiv(ntasks, nth) * task;
-    const double spread = (double)ntasks * task / (double)nth + task;
-    return (1.0 - lag) * rounds + lag * spread;
-}
-
-/* mm_grid for dealt tasks: the least mm_dealt_cost over grids of up to 4 tasks a thread. */
-static inline void mm_grid_dealt(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
-                                 int64_t * gm_out, int64_t * gn_out) {
-    const int64_t mtiles = mm_cdiv(M, MM_NR), ntiles = mm_cdiv(N, MM_MR);
-    const int64_t most = 4 * (int64_t)nth;
-    int64_t best_gm = 1, best_gn = 1;
-    double best = -1.0;
-    for (int64_t gm = 1; gm <= most && gm <= mtiles; gm++) {
-        for (int64_t gn = 1; gn <= most && gn <= ntiles; gn++) {
-            const int64_t ntasks = nbatch * gm * gn;
-            if (ntasks > most && (gm > 1 || gn > 1)) break;   /* grows with gn */
-            const int64_t mt = mm_cdiv(mtiles, gm) * MM_NR, nt = mm_cdiv(ntiles, gn) * MM_MR;
-            const double flops = 2.0 * (double)mt * (double)nt * (double)K;
-            const double packed = (double)K * ((double)mt + (double)nt * (double)mm_cdiv(mt, MM_NC));
-            const double cost = mm_dealt_cost(ntasks, flops + MM_PACK_COST_DEALT * packed, nth);
-            if (best < 0 || cost < best * 0.999) { best = cost; best_gm = gm; best_gn = gn; }
-        }
-    }
-    *gm_out = best_gm;
-    *gn_out = best_gn;
 }
 
 /* The tasks of a packed engine's grid (mm_grid, mmx_grid): M cut into gm parts and N into gn
