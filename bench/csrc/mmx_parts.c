@@ -8,7 +8,8 @@
  *       bench/csrc/mmx_parts.c -o /tmp/mmx_parts -lm
  *   [MMX_PARTS_OFFSET=16] [MMX_PARTS_GRID=GM,GN] /tmp/mmx_parts NTHREADS M N K
  * OFFSET: a, b and dst that many bytes past a cache line (context tensors are 16-byte
- * aligned). Prints one JSON line per mode. */
+ * aligned). Prints one JSON line per mode, with a hash of the result's bytes (builds with
+ * -DMMX_INTERLEAVE=0 and 1 must print the same). */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,13 +123,16 @@ int main(int argc, char ** argv) {
             busiest[mode][r] = mx;
             avg[mode][r] = sum / nth;
         }
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a of dst's bytes: two builds must agree */
+    for (int64_t i = 0; i < M * N * 4; i++) h = (h ^ (uint8_t)c[i]) * 1099511628211ull;
     for (int mode = 0; mode < NMODES; mode++)
         printf("{\"mode\": \"%s\", \"M\": %ld, \"N\": %ld, \"K\": %ld, \"threads\": %d, "
                "\"offset\": %zu, \"grid\": \"%ld,%ld\", \"median_ms\": %.4f, "
-               "\"busiest_ms\": %.4f, \"avg_thread_ms\": %.4f}\n",
+               "\"busiest_ms\": %.4f, \"avg_thread_ms\": %.4f, \"interleave\": %d, "
+               "\"dst_fnv\": \"%016llx\"}\n",
                mode_name[mode], (long)M, (long)N, (long)K, nth, off, (long)gm, (long)gn,
                median(wall[mode], REPS) * 1e3, median(busiest[mode], REPS) * 1e3,
-               median(avg[mode], REPS) * 1e3);
+               median(avg[mode], REPS) * 1e3, MMX_INTERLEAVE, (unsigned long long)h);
     return (int)(sink & 0);
 }
 #endif

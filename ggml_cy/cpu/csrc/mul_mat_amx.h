@@ -206,6 +206,15 @@ MMX_TARGET static inline void mmx_c_end(int to_dst, float * d, int64_t ldd, int 
 #ifndef MMX_PF
 #define MMX_PF 1        /* prefetch the B tiles two chunks ahead into L1 */
 #endif
+/* MMX_INTERLEAVE: in the 32 x 32 blocks' loop each tile load goes right before the first
+ * product that needs it (a0, b0, C00, b1, C01, a1, C10, C11), instead of all four loads
+ * before the four products. The tile registers are not renamed, so the next chunk's load
+ * into a tile waits for the products still reading it; interleaved, the next chunk's a0 and
+ * b0 loads can run while C10 and C11 are computed. Each C tile's products keep their order
+ * (the bits do not change). */
+#ifndef MMX_INTERLEAVE
+#define MMX_INTERLEAVE 1
+#endif
 #if MMX_PF
 #define MMX_PREFETCH_B(p) do { for (int l_ = 0; l_ < 16; l_++) \
         _mm_prefetch((const char *)((p) + 16 * l_), _MM_HINT_T0); } while (0)
@@ -226,12 +235,22 @@ MMX_TARGET static inline void mmx_chunks(const char * ap, int64_t lda, int64_t c
     if (two_m && two_n) {
         for (int64_t c = c_lo; c < c_hi; c++) {
             MMX_PREFETCH_B(bv0 + (c + 2) * 256); MMX_PREFETCH_B(bv1 + (c + 2) * 256);
+#if MMX_INTERLEAVE
+            _tile_loadd(4, ap + c * 64, lda);
+            _tile_loadd(6, bv0 + c * 256, 64);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_loadd(7, bv1 + c * 256, 64);
+            _tile_dpbf16ps(1, 4, 7);
+            _tile_loadd(5, a1 + c * 64, lda);
+            _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
+#else
             _tile_loadd(4, ap + c * 64, lda);
             _tile_loadd(5, a1 + c * 64, lda);
             _tile_loadd(6, bv0 + c * 256, 64);
             _tile_loadd(7, bv1 + c * 256, 64);
             _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
             _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
+#endif
         }
         if (tail) {
             _tile_loadd(4, tail, 64); _tile_loadd(5, tail + 16 * 32, 64);
