@@ -39,7 +39,9 @@
 #include <unistd.h>
 #include "mul_mat_tr16.h"
 
-#define MMX_NX 128      /* columns of b per packed panel */
+#ifndef MMX_NX
+#define MMX_NX 128      /* columns of b per packed panel (a multiple of 32) */
+#endif
 #define MMX_KC 2048     /* K block: a 128 x 2048 bf16 panel of b is 512 KiB (L2) */
 #ifndef MMX_KS
 #define MMX_KS 512      /* k per sub-block: the A panel (32 x 512 bf16, 32 KiB) stays in L1
@@ -206,21 +208,23 @@ MMX_TARGET static inline void mmx_c_end(int to_dst, float * d, int64_t ldd, int 
 #ifndef MMX_PF
 #define MMX_PF 1        /* prefetch the B tiles two chunks ahead into L1 */
 #endif
-/* MMX_INTERLEAVE: in the 32 x 32 blocks' loop each tile load goes right before the first
- * product that needs it (a0, b0, C00, b1, C01, a1, C10, C11), instead of all four loads
- * before the four products. The tile registers are not renamed, so the next chunk's load
- * into a tile waits for the products still reading it; interleaved, the next chunk's a0 and
- * b0 loads can run while C10 and C11 are computed. Each C tile's products keep their order
- * (the bits do not change). */
-#ifndef MMX_INTERLEAVE
-#define MMX_INTERLEAVE 1
-#endif
 #if MMX_PF
 #define MMX_PREFETCH_B(p) do { for (int l_ = 0; l_ < 16; l_++) \
         _mm_prefetch((const char *)((p) + 16 * l_), _MM_HINT_T0); } while (0)
 #else
 #define MMX_PREFETCH_B(p) do { } while (0)
 #endif
+
+/* MMX_PF_A: software prefetch (into the L2) of the a rows the next sub-block reads, spread
+ * over the column pairs of the current one: those rows come from the L3 (a is re-read once per
+ * 128-column panel of b) and each tile load touches 16 rows in 16 different lines. */
+#ifndef MMX_PF_A
+#define MMX_PF_A 1
+#endif
+static inline void mmx_prefetch_rows(const char * p, int64_t ld, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; r++)
+        for (int l = 0; l < MMX_KS * 2; l += 64) _mm_prefetch(p + r * ld + l, _MM_HINT_T1);
+}
 
 /* The 32-k chunks [c_lo, c_hi) of A (32 rows at ap, row stride lda bytes) against B (the
  * 16-column groups at bv0 / bv1, 256 dwords per chunk), then the zero-padded tail (32 rows x
@@ -235,22 +239,12 @@ MMX_TARGET static inline void mmx_chunks(const char * ap, int64_t lda, int64_t c
     if (two_m && two_n) {
         for (int64_t c = c_lo; c < c_hi; c++) {
             MMX_PREFETCH_B(bv0 + (c + 2) * 256); MMX_PREFETCH_B(bv1 + (c + 2) * 256);
-#if MMX_INTERLEAVE
-            _tile_loadd(4, ap + c * 64, lda);
-            _tile_loadd(6, bv0 + c * 256, 64);
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_loadd(7, bv1 + c * 256, 64);
-            _tile_dpbf16ps(1, 4, 7);
-            _tile_loadd(5, a1 + c * 64, lda);
-            _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
-#else
             _tile_loadd(4, ap + c * 64, lda);
             _tile_loadd(5, a1 + c * 64, lda);
             _tile_loadd(6, bv0 + c * 256, 64);
             _tile_loadd(7, bv1 + c * 256, 64);
             _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
             _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
-#endif
         }
         if (tail) {
             _tile_loadd(4, tail, 64); _tile_loadd(5, tail + 16 * 32, 64);
@@ -360,8 +354,23 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
                                    (size_t)(run_hi - c0) * 64);
                         sap = apanel; sla = MMX_KS * 2;
                     }
+                    /* the a rows of the next sub-block (the next K range of these rows,
+                     * else the next 32 rows), prefetched a share per column pair */
+                    const char * pf_a = NULL;
+                    int64_t pf_rows = 0;
+                    if (MMX_PF_A) {
+                        if (c1 < nf) { pf_a = a + m0 * lda + (k0 + c1 * 32) * 2; pf_rows = mm; }
+                        else if (m0 + 32 < M) {
+                            pf_a = a + (m0 + 32) * lda + k0 * 2;
+                            pf_rows = M - m0 - 32 < 32 ? M - m0 - 32 : 32;
+                        }
+                    }
+                    const int64_t npairs = (nn + 31) / 32;
                     for (int64_t j = 0; j < nn; j += 32) {
                         const int jn = (int)(nn - j < 32 ? nn - j : 32);
+                        if (pf_a != NULL)
+                            mmx_prefetch_rows(pf_a, lda, pf_rows * (j / 32) / npairs,
+                                              pf_rows * (j / 32 + 1) / npairs);
                         float * dj = d + (n0 + j) * ldd + m0;
                         float * csj = cs + (j / 32) * 1024;
                         const uint32_t * b0 = bv + (j / 16) * gstride + c0 * 256;
