@@ -9,7 +9,7 @@
  *   [MMX_PARTS_OFFSET=16] [MMX_PARTS_GRID=GM,GN] /tmp/mmx_parts NTHREADS M N K
  * OFFSET: a, b and dst that many bytes past a cache line (context tensors are 16-byte
  * aligned). Prints one JSON line per mode, with a hash of the result's bytes (builds with
- * other -DMMX_NX or -DMMX_PF_A must print the same). */
+ * another -DMMX_NX, or other loop variants, must print the same). */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,11 +128,11 @@ int main(int argc, char ** argv) {
     for (int mode = 0; mode < NMODES; mode++)
         printf("{\"mode\": \"%s\", \"M\": %ld, \"N\": %ld, \"K\": %ld, \"threads\": %d, "
                "\"offset\": %zu, \"grid\": \"%ld,%ld\", \"median_ms\": %.4f, "
-               "\"busiest_ms\": %.4f, \"avg_thread_ms\": %.4f, \"nx\": %d, \"pf_a\": %d, "
+               "\"busiest_ms\": %.4f, \"avg_thread_ms\": %.4f, \"nx\": %d, "
                "\"dst_fnv\": \"%016llx\"}\n",
                mode_name[mode], (long)M, (long)N, (long)K, nth, off, (long)gm, (long)gn,
                median(wall[mode], REPS) * 1e3, median(busiest[mode], REPS) * 1e3,
-               median(avg[mode], REPS) * 1e3, MMX_NX, MMX_PF_A, (unsigned long long)h);
+               median(avg[mode], REPS) * 1e3, MMX_NX, (unsigned long long)h);
     return (int)(sink & 0);
 }
 #endif

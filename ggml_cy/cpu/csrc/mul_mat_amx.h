@@ -40,7 +40,11 @@
 #include "mul_mat_tr16.h"
 
 #ifndef MMX_NX
-#define MMX_NX 128      /* columns of b per packed panel (a multiple of 32) */
+#define MMX_NX 128      /* columns of b per packed panel (a multiple of 32). 256 (a re-read
+                           half as often) measured within the host's noise of 128 (round w17,
+                           bench/csrc/mmx_parts.c), as did a software prefetch of the next
+                           sub-block's a rows (slower as often as faster) and tile loads
+                           interleaved with the products (w16). */
 #endif
 #define MMX_KC 2048     /* K block: a 128 x 2048 bf16 panel of b is 512 KiB (L2) */
 #ifndef MMX_KS
@@ -215,17 +219,6 @@ MMX_TARGET static inline void mmx_c_end(int to_dst, float * d, int64_t ldd, int 
 #define MMX_PREFETCH_B(p) do { } while (0)
 #endif
 
-/* MMX_PF_A: software prefetch (into the L2) of the a rows the next sub-block reads, spread
- * over the column pairs of the current one: those rows come from the L3 (a is re-read once per
- * 128-column panel of b) and each tile load touches 16 rows in 16 different lines. */
-#ifndef MMX_PF_A
-#define MMX_PF_A 1
-#endif
-static inline void mmx_prefetch_rows(const char * p, int64_t ld, int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; r++)
-        for (int l = 0; l < MMX_KS * 2; l += 64) _mm_prefetch(p + r * ld + l, _MM_HINT_T1);
-}
-
 /* The 32-k chunks [c_lo, c_hi) of A (32 rows at ap, row stride lda bytes) against B (the
  * 16-column groups at bv0 / bv1, 256 dwords per chunk), then the zero-padded tail (32 rows x
  * 32 at `tail`, chunk c_hi of B) when tail != NULL. (Prefetches past the panel's end are
@@ -354,23 +347,8 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
                                    (size_t)(run_hi - c0) * 64);
                         sap = apanel; sla = MMX_KS * 2;
                     }
-                    /* the a rows of the next sub-block (the next K range of these rows,
-                     * else the next 32 rows), prefetched a share per column pair */
-                    const char * pf_a = NULL;
-                    int64_t pf_rows = 0;
-                    if (MMX_PF_A) {
-                        if (c1 < nf) { pf_a = a + m0 * lda + (k0 + c1 * 32) * 2; pf_rows = mm; }
-                        else if (m0 + 32 < M) {
-                            pf_a = a + (m0 + 32) * lda + k0 * 2;
-                            pf_rows = M - m0 - 32 < 32 ? M - m0 - 32 : 32;
-                        }
-                    }
-                    const int64_t npairs = (nn + 31) / 32;
                     for (int64_t j = 0; j < nn; j += 32) {
                         const int jn = (int)(nn - j < 32 ? nn - j : 32);
-                        if (pf_a != NULL)
-                            mmx_prefetch_rows(pf_a, lda, pf_rows * (j / 32) / npairs,
-                                              pf_rows * (j / 32 + 1) / npairs);
                         float * dj = d + (n0 + j) * ldd + m0;
                         float * csj = cs + (j / 32) * 1024;
                         const uint32_t * b0 = bv + (j / 16) * gstride + c0 * 256;
