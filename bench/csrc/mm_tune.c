@@ -18,6 +18,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include "mul_mat.h"
+#include "probe_clock.h"
 
 /* MM_TUNE_GRID / MM_TUNE_DYN: the packed path's tasks with a chosen grid, statically split
  * (as mm_compute) or dealt from *next. */
@@ -38,17 +39,6 @@ static void grid_compute(const ggml_tensor * d, int64_t gm, int64_t gn, int dyn,
         const mm_part p = mm_task_part(&all, t);
         mm_task(d, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work);
     }
-}
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void * x, const void * y) {
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
 }
 
 static float to_stored(float v, int type, void * dst, int64_t i) {

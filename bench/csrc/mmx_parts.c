@@ -16,21 +16,11 @@
 #include <string.h>
 #include <time.h>
 #include "mul_mat.h"
+#include "probe_clock.h"
 
 #if !defined(MMX_BUILT)
 int main(void) { puts("{\"error\": \"no AMX engine in this build\"}"); return 0; }
 #else
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void * x, const void * y) {
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 static double median(double * v, int n) {
     qsort(v, (size_t)n, sizeof *v, cmp_d);
     return v[n / 2];
