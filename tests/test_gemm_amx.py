@@ -104,6 +104,36 @@ def test_amx_special_values():
     _check(got[fin], want[fin], 64)
 
 
+# (a shape, b shape) in numpy order: batches with ggml's broadcast of a, and one matrix whose
+# 1024 rows make 16 threads' shares of 128-row tasks cross from one panel of b to the next
+DEALT_SHAPES = [((2, 1, 300, 200), (2, 3, 100, 200)), ((1, 1, 1024, 512), (1, 1, 256, 512)),
+                ((1, 2, 64, 96), (3, 2, 5, 96)), ((1, 1, 520, 2100), (1, 1, 70, 2100))]
+
+
+@amx
+@pytest.mark.parametrize("shapes", DEALT_SHAPES, ids=lambda s: "x".join(map(str, s[1])))
+def test_amx_dealt_tasks_reuse_b_only_for_their_rows(shapes):
+    """From 9 threads the tile tasks are dealt panel by panel (mmx_compute_dealt): a thread
+    skips converting b when its next task has the same rows of the same batch matrix, and
+    only then; every split gives one thread's bits (and the static split's)."""
+    from ggml_cy.cpu import _kernels
+    ashape, bshape = shapes
+    rng = np.random.default_rng(sum(ashape) + sum(bshape))
+    abits, _ = _bf16(rng.standard_normal(ashape).astype(np.float32))
+    b = rng.standard_normal(bshape).astype(np.float32)
+    one = _graph(abits, b, 1)
+    for nt in (2, 9, 12, 16):
+        assert_bitwise(_graph(abits, b, nt), one)
+    old = _kernels._set_mm_dealing(False)
+    try:
+        assert_bitwise(_graph(abits, b, 16), one)
+    finally:
+        _kernels._set_mm_dealing(old)
+    if len(ashape) == 4 and ashape[:2] == (1, 1):
+        got = ggml_cy.mul_mat(abits[0, 0], b[0, 0], "bf16", n_threads=16)
+        assert_bitwise(got, one[0, 0])
+
+
 def test_no_amx_switch():
     """GGML_CY_NO_AMX=1 turns the tiles off (any CPU: then amx_ready() is False)."""
     from _child import ENV, HOME       # the child imports the ggml_cy under test

@@ -1,9 +1,10 @@
 /* Developer probe (not shipped): where a BF16-weight product on the AMX tiles spends its time
  * at many threads. For each thread's share of mmx_grid's tasks (the package's static split)
- * it times, in separate parallel regions, (full) the task itself (mmx_gemm), (packb) only the
- * conversion of the task's b rows into tile panels (mmx_pack_b, as often as the task does it)
- * and (copya) only the copies of misaligned a sub-blocks the task makes, and prints per mode
- * the median wall time of a call and of its busiest and average thread.
+ * it times, in separate parallel regions, (full) the task itself (mmx_gemm, b converted per
+ * task), (packb) only the conversion of the task's b rows into tile panels (mmx_pack_b, as
+ * often as the task does it) and (copya) only the copies of misaligned a sub-blocks the task
+ * makes; then the package's (static) mmx_compute and (dealt) mmx_compute_dealt whole. Prints
+ * per mode the median wall time of a call and of its busiest and average thread.
  *   gcc -O3 -march=x86-64-v4 -fopenmp -Iggml_cy/cpu/csrc -Iggml_cy/core/csrc \
  *       bench/csrc/mmx_parts.c -o /tmp/mmx_parts -lm
  *   [MMX_PARTS_OFFSET=16] [MMX_PARTS_GRID=GM,GN] /tmp/mmx_parts NTHREADS M N K
@@ -26,13 +27,13 @@ static double median(double * v, int n) {
     return v[n / 2];
 }
 
-enum { FULL, PACKB, COPYA, NMODES };
-static const char * const mode_name[NMODES] = {"full", "packb", "copya"};
+enum { FULL, PACKB, COPYA, STATIC, DEALT, NMODES };
+static const char * const mode_name[NMODES] = {"full", "packb", "copya", "static", "dealt"};
 
 /* One task in the chosen mode: the loops of mmx_gemm down to the part measured. */
 static void task_mode(const ggml_tensor * d, const mm_tasks * g, int64_t t, int mode,
                       void * work, volatile uint32_t * sink) {
-    if (mode == FULL) { mmx_task(d, g, t, work); return; }
+    if (mode == FULL) { mmx_task(d, g, t, work, NULL); return; }
     const ggml_tensor * s0 = d->src[0], * s1 = d->src[1];
     const int64_t K = s0->ne[0];
     const mm_part p = mm_task_part(g, t);
@@ -95,16 +96,24 @@ int main(int argc, char ** argv) {
     enum { REPS = 41 };
     static double wall[NMODES][REPS], busiest[NMODES][REPS], avg[NMODES][REPS];
     double tt[256];
+    static int64_t ctrs[256 * MM_DEAL_STRIDE];
+    uint64_t hash[NMODES] = {0};
     for (int r = 0; r < REPS; r++)
         for (int mode = 0; mode < NMODES; mode++) {   /* modes interleaved call by call */
+            memset(c, 0, (size_t)(M * N * 4));
+            memset(ctrs, 0, sizeof ctrs);
             const double t0 = now();
 #pragma omp parallel num_threads(nth)
             {
                 const int ith = omp_get_thread_num();
                 const double st = now();
-                const mm_tasks g = mm_tasks_of(&d, gm, gn, 32, 8, ith, nth);
-                for (int64_t t = g.t0; t < g.t1; t++)
-                    task_mode(&d, &g, t, mode, work + (wb + 63) / 64 * 64 * (size_t)ith, &sink);
+                float * w = (float *)(work + (wb + 63) / 64 * 64 * (size_t)ith);
+                if (mode == STATIC) mmx_compute(&d, ith, nth, w);
+                else if (mode == DEALT) mmx_compute_dealt(&d, ctrs, ith, nth, w);
+                else {
+                    const mm_tasks g = mm_tasks_of(&d, gm, gn, 32, 8, ith, nth);
+                    for (int64_t t = g.t0; t < g.t1; t++) task_mode(&d, &g, t, mode, w, &sink);
+                }
                 tt[ith & 255] = now() - st;
             }
             wall[mode][r] = now() - t0;
@@ -112,9 +121,12 @@ int main(int argc, char ** argv) {
             for (int i = 0; i < nth; i++) { mx = tt[i] > mx ? tt[i] : mx; sum += tt[i]; }
             busiest[mode][r] = mx;
             avg[mode][r] = sum / nth;
+            if (r == REPS - 1 && (mode == FULL || mode == STATIC || mode == DEALT)) {
+                uint64_t h = 1469598103934665603ull;   /* FNV-1a of dst: the modes must agree */
+                for (int64_t i = 0; i < M * N * 4; i++) h = (h ^ (uint8_t)c[i]) * 1099511628211ull;
+                hash[mode] = h;
+            }
         }
-    uint64_t h = 1469598103934665603ull;   /* FNV-1a of dst's bytes: two builds must agree */
-    for (int64_t i = 0; i < M * N * 4; i++) h = (h ^ (uint8_t)c[i]) * 1099511628211ull;
     for (int mode = 0; mode < NMODES; mode++)
         printf("{\"mode\": \"%s\", \"M\": %ld, \"N\": %ld, \"K\": %ld, \"threads\": %d, "
                "\"offset\": %zu, \"grid\": \"%ld,%ld\", \"median_ms\": %.4f, "
@@ -122,7 +134,7 @@ int main(int argc, char ** argv) {
                "\"dst_fnv\": \"%016llx\"}\n",
                mode_name[mode], (long)M, (long)N, (long)K, nth, off, (long)gm, (long)gn,
                median(wall[mode], REPS) * 1e3, median(busiest[mode], REPS) * 1e3,
-               median(avg[mode], REPS) * 1e3, MMX_NX, (unsigned long long)h);
+               median(avg[mode], REPS) * 1e3, MMX_NX, (unsigned long long)hash[mode]);
     return (int)(sink & 0);
 }
 #endif

@@ -1237,9 +1237,11 @@ static inline int mmx_takes(const ggml_tensor * dst) {
            b->nb[0] == 4 && dst->nb[0] == 4 && mm_bf16_amx();
 }
 
-/* Task t of grid g on the tiles. */
+/* Task t of grid g on the tiles. key (NULL: none): which b rows the thread's scratch holds
+ * converted from its previous task of this job, {batch matrix, n_lo, n_hi} (batch -1:
+ * none); a task on the same rows skips converting them again when they make one panel. */
 static inline void mmx_task(const ggml_tensor * dst, const mm_tasks * g, int64_t t,
-                            float * work) {
+                            float * work, int64_t * key) {
     const ggml_tensor * src0 = dst->src[0], * src1 = dst->src[1];
     const int64_t K = src0->ne[0];
     const int64_t r2 = dst->ne[2] / src0->ne[2], r3 = dst->ne[3] / src0->ne[3];
@@ -1250,8 +1252,16 @@ static inline void mmx_task(const ggml_tensor * dst, const mm_tasks * g, int64_t
                      p.n_lo * src1->nb[1];
     float * d = (float *)((char *)dst->data + p.i2 * dst->nb[2] + p.i3 * dst->nb[3] +
                           p.n_lo * dst->nb[1]) + p.m_lo;
+    int ready = 0;
+    if (key != NULL) {
+        const int64_t ib = p.i2 + p.i3 * dst->ne[2];
+        ready = key[0] == ib && key[1] == p.n_lo && key[2] == p.n_hi;
+        /* mmx_gemm leaves the panel in the scratch only when it packs one (and K > 0) */
+        const int kept = K > 0 && p.m_hi > p.m_lo && mmx_one_panel(p.n_hi - p.n_lo, K);
+        key[0] = kept ? ib : -1; key[1] = p.n_lo; key[2] = p.n_hi;
+    }
     mmx_gemm(a, src0->nb[1], p.m_hi - p.m_lo, b, src1->nb[1], p.n_hi - p.n_lo, K, d,
-             dst->nb[1] / 4, work);
+             dst->nb[1] / 4, work, ready);
 }
 
 static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
@@ -1260,22 +1270,47 @@ static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float 
     int64_t gm, gn;
     mmx_grid(M, N, K, nbatch, nth, &gm, &gn);
     const mm_tasks g = mm_tasks_of(dst, gm, gn, 32, 8, ith, nth);   /* mmx_grid's units */
-    for (int64_t t = g.t0; t < g.t1; t++) mmx_task(dst, &g, t, work);
+    int64_t key[3] = {-1, 0, 0};
+    for (int64_t t = g.t0; t < g.t1; t++) mmx_task(dst, &g, t, work, key);
 }
 
-/* mmx_compute with its tasks dealt (see mm_compute_dealt), on mmx_grid's grid: finer
- * grids for the tiles measured no better at 16 threads and 6% worse at 8 (16-core host,
- * rounds w12/w13), so dealing keeps only the late-worker robustness here. */
+/* The grid of dealt tile tasks (mmx_compute_dealt): mmx_grid's, and where each N part is one
+ * converted panel (K <= MMX_KC, at most MMX_NX rows of b) its M parts cut MMX_DEAL_SPLIT times
+ * finer, the tasks taken panel by panel (*panel_major; mmx_panel_major): a thread's share is
+ * then its static task in MMX_DEAL_SPLIT pieces that reuse one conversion of b, and a thread
+ * that is free takes pieces of another's share, converting that panel once. On the 16-core
+ * hosts the tile loop alone runs 0.37 to 1.1 TFLOP/s on different cores of one call (round
+ * w18, bench/csrc/mmx_loop.c): the static split waits for the slowest. Finer grids with a
+ * conversion per task measured no better (rounds w12/w13). */
+#define MMX_DEAL_SPLIT 4
+static inline void mmx_grid_dealt(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
+                                  int64_t * gm, int64_t * gn, int * panel_major) {
+    mmx_grid(M, N, K, nbatch, nth, gm, gn);
+    const int64_t mtiles = mm_cdiv(M, 32), nt = mm_cdiv(mm_cdiv(N, 8), *gn) * 8;
+    *panel_major = mmx_one_panel(nt, K);
+    if (*panel_major) *gm = *gm * MMX_DEAL_SPLIT < mtiles ? *gm * MMX_DEAL_SPLIT : mtiles;
+}
+
+/* Task u of g in panel-major order: per batch matrix, the M parts of N part 0, then of N
+ * part 1, ... (mm_task_part's own order runs the N parts fastest). */
+static inline int64_t mmx_panel_major(const mm_tasks * g, int64_t u) {
+    const int64_t per = g->mparts * g->nparts, ib = u / per, r = u % per;
+    return ib * per + (r % g->mparts) * g->nparts + r / g->mparts;
+}
+
+/* mmx_compute with its tasks dealt (see mm_compute_dealt) on mmx_grid_dealt's grid. */
 static inline void mmx_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int ith, int nth,
                                      float * work) {
     const int64_t M = dst->ne[0], N = dst->ne[1], K = dst->src[0]->ne[0];
     const int64_t nbatch = dst->ne[2] * dst->ne[3];
     int64_t gm, gn;
-    mmx_grid(M, N, K, nbatch, nth, &gm, &gn);
+    int pm;
+    mmx_grid_dealt(M, N, K, nbatch, nth, &gm, &gn, &pm);
     const mm_tasks g = mm_tasks_of(dst, gm, gn, 32, 8, 0, 1);       /* every task */
+    int64_t key[3] = {-1, 0, 0};
     int step = 0;
-    for (int64_t t; (t = mm_deal_next(ctrs, g.t1, ith, nth, &step)) >= 0; )
-        mmx_task(dst, &g, t, work);
+    for (int64_t u; (u = mm_deal_next(ctrs, g.t1, ith, nth, &step)) >= 0; )
+        mmx_task(dst, &g, pm ? mmx_panel_major(&g, u) : u, work, key);
 }
 #endif
 

@@ -290,10 +290,14 @@ MMX_TARGET static inline void mmx_chunks(const char * ap, int64_t lda, int64_t c
 /* dst block: rows n in [0, N) of b (row stride ldb bytes), columns m in [0, M) of a (bf16,
  * row stride lda bytes), K elements; d = dst at (n 0, m 0), row stride ldd floats.
  * work: mmx_work_bytes() of scratch. Runs on the calling thread (configures and releases
- * the tiles itself). */
+ * the tiles itself). b_ready: the scratch already holds these b rows converted (the same
+ * rows of the same b, packed by this thread's previous call of the job); honoured only when
+ * they make one panel (N <= MMX_NX, K <= MMX_KC), the only case mmx_gemm leaves whole. */
+static inline int mmx_one_panel(int64_t N, int64_t K) { return N <= MMX_NX && K <= MMX_KC; }
+
 MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, const char * b,
                                        int64_t ldb, int64_t N, int64_t K, float * d,
-                                       int64_t ldd, void * work) {
+                                       int64_t ldd, void * work, int b_ready) {
     if (M <= 0 || N <= 0) return;
     char * w = (char *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
     uint32_t * bv = (uint32_t *)w;
@@ -312,7 +316,7 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
             const int64_t kb = K - k0 < MMX_KC ? K - k0 : MMX_KC;
             const int64_t kb32 = (kb + 31) & ~(int64_t)31, gstride = (kb32 / 2) * 16;
             const int64_t nfull = kb / 32;
-            mmx_pack_b(b + n0 * ldb, ldb, nn, k0, kb, bv);
+            if (!(b_ready && mmx_one_panel(N, K))) mmx_pack_b(b + n0 * ldb, ldb, nn, k0, kb, bv);
             for (int64_t m0 = 0; m0 < M; m0 += 32) {
                 const int64_t mm = M - m0 < 32 ? M - m0 : 32;
                 const char * ap = a + m0 * lda + k0 * 2;
