@@ -9,19 +9,14 @@ OUT=$1
 export PYTHONPATH=.:tools/device:${PYTHONPATH:-}
 gcc -O3 -march=x86-64-v4 -fopenmp -Iggml_cy/cpu/csrc -Iggml_cy/core/csrc bench/csrc/mmx_parts.c \
   -o /tmp/mmx_parts -lm || echo "mmx_parts: build failed"
-TORCHBF="import sys,time,torch;n=int(sys.argv[1]);torch.set_num_threads(n);a=torch.randn(1024,1024).bfloat16();b=torch.randn(1024,1024).bfloat16()
-for _ in range(20): b@a.T
-ts=[]
-for _ in range(41): t=time.perf_counter(); b@a.T; ts.append(time.perf_counter()-t)
-ts.sort(); print('{\"lib\": \"torch bf16\", \"threads\": %d, \"median_ms\": %.4f}'%(n,ts[20]*1e3))"
 for round in 1 2; do
   for off in 0 16; do
     MMX_PARTS_OFFSET=$off timeout 30 /tmp/mmx_parts 16 1024 1024 1024 >> "$OUT/mmxparts.jsonl" 2>&1
   done
   MMX_PARTS_OFFSET=16 MMX_PARTS_GRID=4,8 timeout 30 /tmp/mmx_parts 16 1024 1024 1024 >> "$OUT/mmxparts.jsonl" 2>&1
   MMX_PARTS_OFFSET=16 timeout 30 /tmp/mmx_parts 2 1024 1024 1024 >> "$OUT/mmxparts.jsonl" 2>&1
-  timeout 30 python3 -c "$TORCHBF" 16 >> "$OUT/mmxparts.jsonl" 2>&1
-  timeout 30 python3 -c "$TORCHBF" 2 >> "$OUT/mmxparts.jsonl" 2>&1
+  timeout 30 python3 tools/device/torch_bf16_time.py 16 >> "$OUT/mmxparts.jsonl" 2>&1
+  timeout 30 python3 tools/device/torch_bf16_time.py 2 >> "$OUT/mmxparts.jsonl" 2>&1
 done
 cat "$OUT/mmxparts.jsonl"
 timeout 170 python3 -m bench matmul --threads 2 --json "$OUT/matmul-2.json" 2>&1 \

@@ -6,15 +6,10 @@ set -u
 OUT=$1
 gcc -O3 -march=x86-64-v4 -fopenmp -Iggml_cy/cpu/csrc -Iggml_cy/core/csrc bench/csrc/mmx_loop.c \
   -o /tmp/mmx_loop || echo "mmx_loop: build failed"
-TORCHBF="import sys,time,torch;n=int(sys.argv[1]);torch.set_num_threads(n);a=torch.randn(1024,1024).bfloat16();b=torch.randn(1024,1024).bfloat16()
-for _ in range(20): b@a.T
-ts=[]
-for _ in range(41): t=time.perf_counter(); b@a.T; ts.append(time.perf_counter()-t)
-ts.sort(); print('{\"lib\": \"torch bf16 1024^3\", \"threads\": %d, \"median_ms\": %.4f, \"tflops_per_core\": %.3f}'%(n,ts[20]*1e3,2*1024**3/ts[20]/n*1e-12))"
 for round in 1 2; do
   for nth in 1 2 16; do
     for nc in 32 128 512; do timeout 10 /tmp/mmx_loop $nth $nc >> "$OUT/mmxloop.jsonl" 2>&1; done
-    timeout 30 python3 -c "$TORCHBF" $nth >> "$OUT/mmxloop.jsonl" 2>&1
+    timeout 30 python3 tools/device/torch_bf16_time.py $nth >> "$OUT/mmxloop.jsonl" 2>&1
   done
 done
 cat "$OUT/mmxloop.jsonl"
