@@ -104,8 +104,9 @@ def test_amx_special_values():
     _check(got[fin], want[fin], 64)
 
 
-# (a shape, b shape) in numpy order: batches with ggml's broadcast of a, and one matrix whose
-# 1024 rows make 16 threads' shares of 128-row tasks cross from one panel of b to the next
+# (a shape, b shape) in numpy order: batches with ggml's broadcast of a; a matrix whose tasks
+# at 9 and 12 threads (11 parts of 96 rows per panel of b) give shares that cross from one
+# panel to the next; K past one panel (2100 > MMX_KC: mmx_grid's grid, no reuse)
 DEALT_SHAPES = [((2, 1, 300, 200), (2, 3, 100, 200)), ((1, 1, 1024, 512), (1, 1, 256, 512)),
                 ((1, 2, 64, 96), (3, 2, 5, 96)), ((1, 1, 520, 2100), (1, 1, 70, 2100))]
 
