@@ -9,13 +9,13 @@
  *       bench/csrc/mmx_parts.c -o /tmp/mmx_parts -lm
  *   [MMX_PARTS_OFFSET=16] [MMX_PARTS_GRID=GM,GN] /tmp/mmx_parts NTHREADS M N K
  * OFFSET: a, b and dst that many bytes past a cache line (context tensors are 16-byte
- * aligned). Prints one JSON line per mode, with a hash of the result's bytes (builds with
+ * aligned); GRID: the grid of the full / packb / copya modes instead of mmx_grid's (static
+ * and dealt keep the package's). Prints one JSON line per mode, with a hash of the result's bytes (builds with
  * another -DMMX_NX, or other loop variants, must print the same). */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "mul_mat.h"
 #include "probe_clock.h"
 
