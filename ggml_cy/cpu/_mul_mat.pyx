@@ -29,6 +29,7 @@ cdef extern from "mul_mat.h" nogil:
     int mm_gemv_applies(const ggml_tensor * dst)
     void mm_gemv_dyn(const ggml_tensor * dst, int64_t * next, int nth)
     int mm_bf16_engine()
+    int mm_thin_built_takes(int type, int64_t nrows)
     ctypedef struct mm_repack:
         unsigned int magic
         int type
@@ -104,6 +105,12 @@ cdef void mmv_task(void * arg, int ith, int nth) noexcept nogil:
     one is not waited for), the bits those of mm_compute (csrc/mul_mat.h, mm_gemv_dyn)."""
     cdef mmv_job * j = <mmv_job *> arg
     mm_gemv_dyn(j.dst, &j.next, nth)
+
+
+def _thin_takes(int type, int64_t nrows):
+    """True when this dispatch level gives a task of nrows rows of b with weights of GGML
+    type `type` to the packed path's thin tasks (csrc/mul_mat_thin.h; tests)."""
+    return mm_thin_built_takes(type, nrows) != 0
 
 
 def _grids(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth):

@@ -27,7 +27,8 @@
  *    b is packed into MM_MR-wide k-major panels; an MM_MR x MM_NR register-tiled
  *    micro-kernel sweeps the block. AVX-512: an 8 x 32 tile (16 zmm accumulators,
  *    masked edge stores); otherwise a 6 x 16 tile of GCC vector extensions (AVX2 FMAs under
- *    -march=x86-64-v3, plain SSE or NEON elsewhere).
+ *    -march=x86-64-v3, plain SSE or NEON elsewhere). On AVX-512, F32/F16 tasks with 24..64
+ *    rows of b leave a unpacked instead (mul_mat_thin.h: rows of b in the vector lanes).
  *  Threads: the batch x M x N iteration space is cut into a grid of equal tasks chosen to
  *  keep every thread busy while packing as little as possible (each task packs its own
  *  panels; no barrier inside the node). */
@@ -412,6 +413,7 @@ static inline void mm_micro(int64_t kb, const float * __restrict bp,
 #endif
 
 #include "mul_mat_bf16.h"
+#include "mul_mat_thin.h"
 
 /* ---------------------------------------------------------------- mat-vec (small N) */
 /* Same arithmetic as the packed path, element for element (so a row of b gives the same
@@ -1030,6 +1032,12 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
                 ((float *)(cbase + n * dst->nb[1]))[m] = 0.0f;
         return;
     }
+#if defined(MM_AVX512)
+    if (mm_thin_takes(src0->type, n_hi - n_lo)) {   /* few rows of b: a not packed */
+        mm_thin_task(dst, a, b, cbase, K, m_lo, m_hi, n_lo, n_hi, work);
+        return;
+    }
+#endif
     for (int64_t jc = m_lo; jc < m_hi; jc += MM_NC) {
         const int64_t mb = (m_hi - jc < MM_NC) ? m_hi - jc : MM_NC;
         for (int64_t pc = 0; pc < K; pc += MM_KC) {
@@ -1085,6 +1093,17 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
  * elements it packs. Split statically (mm_grid): each thread's share of whole tasks, one
  * packed element ~ MM_PACK_COST flops, at most 4 tasks a thread and nth parts a side. */
 #define MM_PACK_COST 24
+
+/* 1 when this build (dispatch level) gives a task of nrows rows of b with weights of this
+ * type to the thin path (mul_mat_thin.h; tests). */
+static inline int mm_thin_built_takes(int type, int64_t nrows) {
+#if defined(MM_AVX512)
+    return mm_thin_takes(type, nrows);
+#else
+    (void)type; (void)nrows;
+    return 0;
+#endif
+}
 
 /* The grid for tasks dealt to the threads (mm_compute_dealt): a thread that is free takes
  * what is left of another's share, so one that runs slow or starts late (a busy core of a
