@@ -315,6 +315,22 @@ static inline __attribute__((always_inline)) void mm_store_tile(const __m512 (*a
     }
 }
 
+/* The sixteen zmm accumulators of the AVX-512 8 x 32 tiles (cRH: row R, half H), zeroed,
+ * and the array view of them that the tiles' stores take: shared by mm_micro, the
+ * VDPBF16PS micro-kernel (mul_mat_bf16.h) and the thin tiles (mul_mat_thin.h). */
+#define MM_ACC16_ZERO()                                                                      \
+    __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();                             \
+    __m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();                             \
+    __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();                             \
+    __m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();                             \
+    __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();                             \
+    __m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();                             \
+    __m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps();                             \
+    __m512 c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps()
+#define MM_ACC16_ARRAY(name)                                                                 \
+    const __m512 name[8][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},               \
+                               {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}}
+
 /* C[0:rows, 0:cols] (+)= Bpanel . Apanel^T for one 8x32 tile; c has row stride ldc floats.
  * Sixteen zmm accumulators; per k two loads of a and eight broadcasts of b. The tile's 16
  * lines of C are prefetched first (MM_PF_C), so that the loads and stores at the end do not
@@ -338,14 +354,7 @@ static inline void mm_micro(int64_t kb, const float * __restrict bp,
             _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
             _mm_prefetch((const char *)(c + i * ldc) + 64, _MM_HINT_T0);
         }
-    __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
-    __m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
-    __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();
-    __m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
-    __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
-    __m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
-    __m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps();
-    __m512 c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
+    MM_ACC16_ZERO();
     for (int64_t k = 0; k < kb; k++) {
 #if MM_PF_A > 0
         _mm_prefetch((const char *)(ap + (k + MM_PF_A) * MM_NR), _MM_HINT_T0);
@@ -364,8 +373,7 @@ static inline void mm_micro(int64_t kb, const float * __restrict bp,
         b = _mm512_set1_ps(bk[6]); c60 = _mm512_fmadd_ps(b, a0, c60); c61 = _mm512_fmadd_ps(b, a1, c61);
         b = _mm512_set1_ps(bk[7]); c70 = _mm512_fmadd_ps(b, a0, c70); c71 = _mm512_fmadd_ps(b, a1, c71);
     }
-    const __m512 acc[MM_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
-                                  {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+    MM_ACC16_ARRAY(acc);
     mm_store_tile(&acc, c, ldc, accumulate, rows, cols);
 }
 #else

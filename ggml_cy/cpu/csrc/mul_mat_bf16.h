@@ -201,14 +201,7 @@ MM_BF16_FN void mm_bf16_pack_b(const char * b, int64_t nb10, int64_t nb11, int64
 MM_BF16_FN void mm_bf16_micro(int64_t kp, const uint32_t * __restrict bp,
                                  const uint32_t * __restrict ap, float * __restrict c,
                                  int64_t ldc, int accumulate, int rows, int cols) {
-    __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
-    __m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
-    __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();
-    __m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
-    __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
-    __m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
-    __m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps();
-    __m512 c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
+    MM_ACC16_ZERO();
     for (int64_t t = 0; t < kp; t++) {
         const __m512bh a0 = (__m512bh)_mm512_load_si512(ap + t * MM_NR);
         const __m512bh a1 = (__m512bh)_mm512_load_si512(ap + t * MM_NR + 16);
@@ -222,8 +215,7 @@ MM_BF16_FN void mm_bf16_micro(int64_t kp, const uint32_t * __restrict bp,
         MM_BF16_ROW(6, c60, c61) MM_BF16_ROW(7, c70, c71)
 #undef MM_BF16_ROW
     }
-    const __m512 acc[MM_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
-                                  {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+    MM_ACC16_ARRAY(acc);
     mm_store_tile(&acc, c, ldc, accumulate, rows, cols);
 }
 

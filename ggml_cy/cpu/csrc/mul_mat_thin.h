@@ -115,14 +115,7 @@ static inline void mm_thin_micro(int64_t kb, const float * __restrict a0, int64_
                                  int64_t pf_ld, int64_t pf_es) {
     const float * ar[MM_THIN_MR];
     for (int i = 0; i < MM_THIN_MR; i++) ar[i] = a0 + (i < rows ? i : 0) * lda;
-    __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
-    __m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
-    __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();
-    __m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
-    __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
-    __m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
-    __m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps();
-    __m512 c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
+    MM_ACC16_ZERO();
     for (int64_t k = 0; k < kb; k++) {
         _mm_prefetch((const char *)(bp + (k + MM_PF_A) * MM_THIN_NR), _MM_HINT_T0);
         _mm_prefetch((const char *)(bp + (k + MM_PF_A) * MM_THIN_NR) + 64, _MM_HINT_T0);
@@ -141,8 +134,7 @@ static inline void mm_thin_micro(int64_t kb, const float * __restrict a0, int64_
         x = _mm512_set1_ps(ar[6][k]); c60 = _mm512_fmadd_ps(x, b0, c60); c61 = _mm512_fmadd_ps(x, b1, c61);
         x = _mm512_set1_ps(ar[7][k]); c70 = _mm512_fmadd_ps(x, b0, c70); c71 = _mm512_fmadd_ps(x, b1, c71);
     }
-    const __m512 acc[MM_THIN_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
-                                       {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+    MM_ACC16_ARRAY(acc);
     mm_thin_store(&acc, c, ldc, accumulate, rows, cols);
 }
 
