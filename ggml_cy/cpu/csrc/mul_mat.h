@@ -1096,12 +1096,6 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
     }
 }
 
-/* Chooses the per-matrix grid (gm parts of M, gn parts of N) for nth threads: the least
- * estimated time of the busiest thread, counting the padded flops of its tasks and the
- * elements it packs. Split statically (mm_grid): each thread's share of whole tasks, one
- * packed element ~ MM_PACK_COST flops, at most 4 tasks a thread and nth parts a side. */
-#define MM_PACK_COST 24
-
 /* 1 when this build (dispatch level) gives a task of nrows rows of b with weights of this
  * type to the thin path (mul_mat_thin.h; tests). */
 static inline int mm_thin_built_takes(int type, int64_t nrows) {
@@ -1112,6 +1106,12 @@ static inline int mm_thin_built_takes(int type, int64_t nrows) {
     return 0;
 #endif
 }
+
+/* Chooses the per-matrix grid (gm parts of M, gn parts of N) for nth threads: the least
+ * estimated time of the busiest thread, counting the padded flops of its tasks and the
+ * elements it packs. Split statically (mm_grid): each thread's share of whole tasks, one
+ * packed element ~ MM_PACK_COST flops, at most 4 tasks a thread and nth parts a side. */
+#define MM_PACK_COST 24
 
 /* The grid for tasks dealt to the threads (mm_compute_dealt): a thread that is free takes
  * what is left of another's share, so one that runs slow or starts late (a busy core of a

@@ -21,8 +21,9 @@
  * K blocks, N blocks of at most MM_THIN_NB rows (one packed b block, in L2), then groups of 8
  * rows of a, each against every 32-row panel of the b block. A group's K block of a (8 rows x
  * MM_KC: 8 KiB) is read from memory once and then from L1 for the other panels; the next
- * group's rows are prefetched while the first panel runs. F16 rows (and f32 rows not
- * adjacent along K) are widened to f32 per group first, row by row (no transpose). */
+ * group's rows are prefetched while the first panel runs. F16 rows (and f32 rows whose start
+ * is not 4-byte aligned: mul_mat's a always has its elements adjacent) are widened to f32 per
+ * group first, row by row (no transpose). */
 #ifndef GGML_CY_MUL_MAT_THIN_H
 #define GGML_CY_MUL_MAT_THIN_H
 #if defined(MM_AVX512)
@@ -78,8 +79,8 @@ static inline void mm_thin_pack_b(const char * b, int64_t nb10, int64_t nb11, in
     }
 }
 
-/* dst[n][m] (+)= for the tile's rows n < cols of b and m < rows of a: acc[i][h] lane j is
- * (a row i, b row 16h + j). One 16 x 16 transpose puts b row j's 8 values in the low half of
+/* dst[n][m] (+)= the tile's sum, for its rows n < cols of b and m < rows of a (acc[i][h]
+ * lane j: a row i, b row 16h + j). One 16 x 16 transpose puts b row j's 8 values in the low half of
  * r[j] and b row 16 + j's in the high half. c: &dst[n0][m0], row stride ldc floats. */
 static inline __attribute__((always_inline)) void mm_thin_store(const __m512 (*acc)[MM_THIN_MR][2],
                                                                 float * c, int64_t ldc,
