@@ -6,8 +6,8 @@
  * serves many rows of b; with N = 64 it serves 64, and on the 2-core VM the packing of a
  * alone took a quarter of the task (4096 x 64 x 4096 f32, one thread: 4.9 of 21 ms; the b
  * packing 0.5). Here the roles of the operands swap: a vector holds 16 rows of b (lanes along
- * N, b packed into 32-row k-major panels, which is cheap: N is small), and a is read as it
- * lies, one element broadcast per row of a and k. A tile is 8 rows of a x 32 rows of b:
+ * N, b packed into 32-row k-major panels by mm_pack_a, which is cheap: N is small), and a is
+ * read as it lies, one element broadcast per row of a and k. A tile is 8 rows of a x 32 rows of b:
  * per k two loads of the b panel, eight broadcasts, sixteen FMAs, as mm_micro with the
  * operands exchanged. The tile's sums leave through one 16 x 16 transpose (each output row of
  * dst takes 8 adjacent floats).
@@ -43,7 +43,9 @@
 #define MM_THIN_NMIN 24
 #define MM_THIN_PAD 8
 #define MM_THIN_MR 8        /* rows of a per tile (broadcast) */
-#define MM_THIN_NR 32       /* rows of b per tile (two zmm) */
+/* rows of b per tile (two zmm): b is packed as mm_pack_a packs a, into MM_NR-wide k-major
+ * panels (bp[p*kb + k*MM_NR + j] = b(n0+p+j, k0+k), rows past the block zero) */
+#define MM_THIN_NR MM_NR
 #define MM_THIN_MB 2048     /* rows of a per M block */
 /* rows of b per packed block: what fits in mm_task's b scratch ((MM_MC + MM_MR) x MM_KC) */
 #define MM_THIN_NB ((MM_MC + MM_MR) / MM_THIN_NR * MM_THIN_NR)
@@ -53,30 +55,6 @@ static inline int mm_thin_takes(int type, int64_t nrows) {
     return (type == GGML_TYPE_F32 || type == GGML_TYPE_F16) && nrows >= MM_THIN_NMIN
         && nrows <= MM_THIN_NMAX && (-nrows & (MM_THIN_NR - 1)) <= MM_THIN_PAD
         && MM_THIN_NB >= MM_THIN_NR;
-}
-
-/* Packs b[n0:n0+nbk, k0:k0+kb] into 32-row panels: bp[p*32*kb + k*32 + j] = b(n0+32p+j, k0+k),
- * rows past nbk zero. */
-static inline void mm_thin_pack_b(const char * b, int64_t nb10, int64_t nb11, int64_t n0,
-                                  int64_t nbk, int64_t k0, int64_t kb, float * bp) {
-    for (int64_t q = 0; q < nbk; q += 16) {   /* 16 rows: one half of a panel */
-        float * out = bp + (q / MM_THIN_NR) * MM_THIN_NR * kb + (q % MM_THIN_NR);
-        const int nrows = (int)(nbk - q < 16 ? nbk - q : 16);
-        if (nb10 == 4) {
-            const char * rows[16];
-            for (int i = 0; i < nrows; i++) rows[i] = b + (n0 + q + i) * nb11 + k0 * 4;
-            mm_tr_rows(rows, nrows, GGML_TYPE_F32, kb, out, NULL, MM_THIN_NR, 0);
-            continue;
-        }
-        for (int64_t k = 0; k < kb; k++)
-            for (int i = 0; i < 16; i++)
-                out[k * MM_THIN_NR + i] = i < nrows
-                    ? *(const float *)(b + (n0 + q + i) * nb11 + (k0 + k) * nb10) : 0.0f;
-    }
-    if (nbk % MM_THIN_NR != 0 && nbk % MM_THIN_NR <= 16) {   /* the last panel's empty half */
-        float * out = bp + (nbk / MM_THIN_NR) * MM_THIN_NR * kb + 16;
-        for (int64_t k = 0; k < kb; k++) memset(out + k * MM_THIN_NR, 0, 16 * sizeof(float));
-    }
 }
 
 /* dst[n][m] (+)= the tile's sum, for its rows n < cols of b and m < rows of a (acc[i][h]
@@ -160,7 +138,9 @@ static inline void mm_thin_task(const ggml_tensor * dst, const char * a, const c
             const int64_t kb = (K - pc < MM_KC) ? K - pc : MM_KC;
             for (int64_t ic = n_lo; ic < n_hi; ic += MM_THIN_NB) {
                 const int64_t nbk = (n_hi - ic < MM_THIN_NB) ? n_hi - ic : MM_THIN_NB;
-                mm_thin_pack_b(b, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, bp);
+                /* wide serves as mm_pack_a's row scratch (b's elements apart) before the
+                 * groups below use it */
+                mm_pack_a(b, GGML_TYPE_F32, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, bp, wide);
                 for (int64_t m = jc; m < je; m += MM_THIN_MR) {
                     const int rows = (int)(je - m < MM_THIN_MR ? je - m : MM_THIN_MR);
                     const float * a0;
