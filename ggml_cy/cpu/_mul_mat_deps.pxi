@@ -11,3 +11,7 @@ cdef extern from "mul_mat_amx.h":
     pass
 cdef extern from "mul_mat_bf16.h":
     pass
+cdef extern from "mul_mat_thin.h":
+    pass
+cdef extern from "mul_mat_share.h":
+    pass
