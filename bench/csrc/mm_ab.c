@@ -37,6 +37,6 @@ void MM_AB_NAME(const float * a, const float * b, float * c, int64_t M, int64_t 
     d.type = GGML_TYPE_F32; d.ne[0] = M; d.ne[1] = N; d.ne[2] = d.ne[3] = 1;
     d.nb[0] = 4; d.nb[1] = M * 4; d.nb[2] = d.nb[3] = M * N * 4; d.data = c;
     d.src[0] = &s0; d.src[1] = &s1;
-    mm_compute(&d, 0, 1, work, NULL);
+    mm_compute(&d, 0, 1, work);
 }
 #endif

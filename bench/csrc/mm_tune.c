@@ -3,17 +3,14 @@
  *   gcc -O3 -march=x86-64-v4 -fopenmp -DMM_KC=256 -DMM_NC=512 -DMM_MC=192 \
  *       -Iggml_cy/cpu/csrc -Iggml_cy/core/csrc bench/csrc/mm_tune.c -o /tmp/mm_tune -lm
  *   [MM_TUNE_TYPES=f32,f16] [MM_TUNE_THP=1] [MM_TUNE_OFFSET=16] [MM_TUNE_GRID=GM,GN]
- *   [MM_TUNE_DYN=1] [MM_TUNE_SHARE=0|1] /tmp/mm_tune NTHREADS [M N K ...]
+ *   [MM_TUNE_DYN=1] /tmp/mm_tune NTHREADS [M N K ...]
  * Prints one JSON line per (shape, type): the best and median of the timed calls and the
  * GFLOP/s of the best, plus the largest error of 64 sampled outputs against a double sum,
  * and per call the busiest thread's and the average thread's time inside the kernel
  * (medians over the calls: their gap is the load imbalance).
  * MM_TUNE_GRID: the f32/f16 packed path with this grid instead of mm_grid's (M cut in GM
  * parts, N in GN); MM_TUNE_DYN=1: its tasks dealt one at a time from a shared counter
- * instead of the static ranges (whoever is free takes the next); MM_TUNE_DYN=1 without a
- * grid: mm_compute_dealt (mm_grid_dealt's grid). MM_TUNE_SHARE=1: the
- * tasks share their packed panels (mul_mat_share.h) where mm_share_wanted says so; 0 (the
- * default): each task packs its own. */
+ * instead of the static ranges (whoever is free takes the next). */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -26,14 +23,13 @@
 /* MM_TUNE_GRID / MM_TUNE_DYN: the packed path's tasks with a chosen grid, statically split
  * (as mm_compute) or dealt from *next. */
 static void grid_compute(const ggml_tensor * d, int64_t gm, int64_t gn, int dyn,
-                         int64_t * next, int ith, int nth, float * work,
-                         const mm_share * sh) {
+                         int64_t * next, int ith, int nth, float * work) {
     const mm_tasks all = mm_tasks_of(d, gm, gn, MM_NR, MM_MR, 0, 1);
     if (!dyn) {
         const mm_tasks g = mm_tasks_of(d, gm, gn, MM_NR, MM_MR, ith, nth);
         for (int64_t t = g.t0; t < g.t1; t++) {
             const mm_part p = mm_task_part(&g, t);
-            mm_task(d, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work, sh);
+            mm_task(d, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work);
         }
         return;
     }
@@ -41,7 +37,7 @@ static void grid_compute(const ggml_tensor * d, int64_t gm, int64_t gn, int dyn,
         const int64_t t = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
         if (t >= all.t1) break;
         const mm_part p = mm_task_part(&all, t);
-        mm_task(d, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work, sh);
+        mm_task(d, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work);
     }
 }
 
@@ -108,34 +104,19 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
     long ggm = 0, ggn = 0;
     if (grid_env) sscanf(grid_env, "%ld,%ld", &ggm, &ggn);
     const int dyn = dyn_env && dyn_env[0] == '1';
-    const char * share_env = getenv("MM_TUNE_SHARE");
-    const int share = share_env && share_env[0] == '1' && mm_share_wanted(&d, nth);
-    mm_share shv, * sh = NULL;
-    float * sdata = NULL;
-    int32_t * sflags = NULL;
-    if (share) {
-        sdata = aligned_alloc(64, (mm_share_floats(&d) * 4 + 63) / 64 * 64);
-        sflags = calloc(mm_share_flags(&d), 4);
-        mm_share_at(&shv, &d, sdata, sflags);
-        sh = &shv;
-    }
-    static int64_t ctrs[256 * MM_DEAL_STRIDE];   /* mm_compute_dealt's (MM_TUNE_DYN, no grid) */
     double t[64], tmax[64], tavg[64], tt[256];
     int reps = 0;
     const double t_start = now();
     while (reps < 64 && (reps < 5 || now() - t_start < 0.5)) {
         int64_t next = 0;
-        if (sh) memset(sflags, 0, mm_share_flags(&d) * 4);
-        memset(ctrs, 0, sizeof ctrs);
         const double t0 = now();
 #pragma omp parallel num_threads(nth)
         {
             const int ith = omp_get_thread_num();
             const double s0 = now();
             float * w = work + wf * (size_t)ith;
-            if (ggm > 0 && ggn > 0) grid_compute(&d, ggm, ggn, dyn, &next, ith, nth, w, sh);
-            else if (dyn) mm_compute_dealt(&d, ctrs, ith, nth, w, sh);
-            else mm_compute(&d, ith, nth, w, sh);
+            if (ggm > 0 && ggn > 0) grid_compute(&d, ggm, ggn, dyn, &next, ith, nth, w);
+            else mm_compute(&d, ith, nth, w);
             tt[ith & 255] = now() - s0;
         }
         double mx = 0.0, sum = 0.0;
@@ -158,13 +139,13 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
     printf("{\"M\": %ld, \"N\": %ld, \"K\": %ld, \"type\": \"%s\", \"threads\": %d, "
            "\"KC\": %d, \"NC\": %d, \"MC\": %d, \"MR\": %d, \"NR\": %d, \"best_ms\": %.4f, "
            "\"median_ms\": %.4f, \"gflops\": %.1f, \"rel_err\": %.2g, \"busiest_ms\": %.4f, "
-           "\"avg_thread_ms\": %.4f, \"grid\": \"%ld,%ld%s\", \"share\": %d}\n",
+           "\"avg_thread_ms\": %.4f, \"grid\": \"%ld,%ld%s\"}\n",
            (long)M, (long)N, (long)K, type == GGML_TYPE_F32 ? "f32" : type == GGML_TYPE_F16 ? "f16" : "bf16",
            nth, MM_KC, MM_NC, MM_MC, MM_MR, MM_NR, t[0] * 1e3, t[reps / 2] * 1e3,
            2.0 * M * N * K / t[0] / 1e9, maxerr / (maxref > 0 ? maxref : 1.0),
-           tmax[reps / 2] * 1e3, tavg[reps / 2] * 1e3, ggm, ggn, dyn ? " dyn" : "", share);
+           tmax[reps / 2] * 1e3, tavg[reps / 2] * 1e3, ggm, ggn, dyn ? " dyn" : "");
     fflush(stdout);
-    free(a_raw); free(af); free(b_raw); free(c_raw); free(work); free(sdata); free(sflags);
+    free(a_raw); free(af); free(b_raw); free(c_raw); free(work);
 }
 
 int main(int argc, char ** argv) {

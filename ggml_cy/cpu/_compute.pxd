@@ -43,10 +43,6 @@ ctypedef struct gplan:
     size_t per_thread_size      # mul_mat packs / fused scratch, per thread
     size_t qsmall_size          # the small-QMM regions (converted b + counters), one per step,
                                 # and the float mul_mat steps' task counters (a line a thread)
-    size_t mm_share_off         # where the plan's only working step is a float mul_mat that
-                                # shares its packed panels (csrc/mul_mat_share.h): its flags'
-                                # offset in the qsmall area (the panels take the shared
-                                # area); (size_t)-1 otherwise
     size_t work_size            # total bytes the work buffer needs
     int error                   # set by compute when a kernel refused a node
     int fe_flags                # FP exception flags (FE_* bits numpy reports) the last

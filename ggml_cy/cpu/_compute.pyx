@@ -5,7 +5,7 @@
 # step; a step's work is split over its first n_tasks threads with ggml's ith/nth rule,
 # and all threads meet at a barrier (the pool's) before the next step. No
 # thread is started per node and the GIL is not held anywhere in here.
-from libc.stdint cimport int32_t, int64_t, uintptr_t
+from libc.stdint cimport int64_t, uintptr_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
 
@@ -15,7 +15,7 @@ from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, co
 from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for,
                                    pool_run, pool_run_dyn, pool_barrier, check_signals,
                                    KERN_INTERRUPTED, dyn_ranges, DYN_CTR_STRIDE,
-                                   mm_deals, mm_shares, count_share_run)
+                                   mm_deals)
 from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT,
                                 GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
                                 GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
@@ -82,16 +82,9 @@ cdef extern from "quantize_tensor.h" nogil:
 
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
-    ctypedef struct mm_share:
-        pass
-    void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work,
-                    const mm_share * sh)
+    void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
     void mm_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int ith, int nth,
-                          float * work, const mm_share * sh)
-    int mm_share_wanted(const ggml_tensor * dst, int nth)
-    size_t mm_share_floats(const ggml_tensor * dst)
-    size_t mm_share_flags(const ggml_tensor * dst)
-    void mm_share_at(mm_share * sh, const ggml_tensor * dst, float * data, int32_t * flags)
+                          float * work)
     enum: MM_DEAL_STRIDE
     int mm_gemv_applies(const ggml_tensor * dst)
 # the headers mul_mat.h includes, as build dependencies; after mul_mat.h's block because
@@ -378,7 +371,7 @@ cdef int compute_node(ggml_tensor * node, int ith, int nth, char * work) noexcep
         compute_sum_rows(node, ith, nth, op == GGML_OP_MEAN)
         return 0
     if op == GGML_OP_MUL_MAT:
-        mm_compute(node, ith, nth, <float *> work, NULL)
+        mm_compute(node, ith, nth, <float *> work)
         return 0
     if op == GGML_OP_GET_ROWS:
         return gr_compute(node, ith, nth)
@@ -565,7 +558,7 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
                 # a float mul_mat: its tasks dealt from the step's counters (zeroed before
                 # the job), so a slow thread holds the step up by about one task
                 mm_compute_dealt(p.nodes[st.node], <int64_t *> (qsmall + st.qoff), ith, nt,
-                                 <float *> mine, NULL)
+                                 <float *> mine)
             elif ith < nt:
                 rc = compute_node(p.nodes[st.node], ith, nt, mine)
                 if rc < 0:
@@ -644,14 +637,13 @@ ctypedef struct mm_dealt_job:
     ggml_tensor * node
     char * mine0        # thread 0's scratch; thread i's is per_thread_size bytes further
     int64_t * ctrs      # the step's task counters (mm_compute_dealt), zeroed
-    const mm_share * sh # its shared packed panels (gplan.mm_share_off) or NULL
 
 
 cdef void mm_dealt_task(void * arg, int ith, int nth) noexcept nogil:
     cdef mm_dealt_job * j = <mm_dealt_job *> arg
     kern_fe_clear()
     mm_compute_dealt(j.node, j.ctrs, ith, nth,
-                     <float *> (j.mine0 + <size_t> ith * j.p.per_thread_size), j.sh)
+                     <float *> (j.mine0 + <size_t> ith * j.p.per_thread_size))
     gcy_fe_or(&j.p.fe_flags, kern_fe_test_all())
 
 
@@ -772,24 +764,14 @@ cdef int plan_compute(gplan * p, char * work) noexcept nogil:
         elif p.steps[s].kind == STEP_NODE and p.steps[s].qoff != NO_REGION:
             memset(qsmall + p.steps[s].qoff, 0, mm_counter_bytes(p.n_threads))
     cdef mm_dealt_job mj
-    cdef mm_share sh
     cdef int sg = single_mm_step(p) if p.n_active > 1 and PROF_NS == NULL else -1
-    cdef int nt
     if sg >= 0:                                  # see mm_dealt_task
         mj.p = p
         mj.node = p.nodes[p.steps[sg].node]
         mj.mine0 = base + align64(p.shared_size) + align64(p.qsmall_size)
         mj.ctrs = <int64_t *> (qsmall + p.steps[sg].qoff)
-        nt = p.steps[sg].n_tasks if p.steps[sg].n_tasks < p.n_active else p.n_active
-        mj.sh = NULL
-        if (p.mm_share_off != NO_REGION and mm_shares() and mm_deals(nt)
-                and mm_share_wanted(mj.node, nt)):
-            # the packed panels in the shared area, their flags zeroed here
-            memset(qsmall + p.mm_share_off, 0, mm_share_flags(mj.node) * 4)
-            mm_share_at(&sh, mj.node, <float *> base, <int32_t *> (qsmall + p.mm_share_off))
-            mj.sh = &sh
-            count_share_run()
-        pool_run_dyn(mm_dealt_task, &mj, nt)
+        pool_run_dyn(mm_dealt_task, &mj,
+                     p.steps[sg].n_tasks if p.steps[sg].n_tasks < p.n_active else p.n_active)
         return 0
     sg = only_step(p, STEP_FUSED) if p.n_active > 1 and PROF_NS == NULL else -1
     if sg >= 0:
@@ -1147,19 +1129,6 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
     for i in range(p.n_steps):
         if p.steps[i].n_tasks > p.n_active:
             p.n_active = p.steps[i].n_tasks
-    # a float mul_mat alone (plan_compute's mm_dealt_job) may share its packed panels: room
-    # for them in the shared area (no other step uses it) and for their flags
-    p.mm_share_off = NO_REGION
-    cdef int sg = single_mm_step(p) if p.n_active > 1 else -1
-    cdef int snt
-    if sg >= 0:
-        snt = p.steps[sg].n_tasks if p.steps[sg].n_tasks < p.n_active else p.n_active
-        if mm_deals(snt) and mm_share_wanted(p.nodes[p.steps[sg].node], snt):
-            p.mm_share_off = p.qsmall_size
-            p.qsmall_size += align64(mm_share_flags(p.nodes[p.steps[sg].node]) * 4)
-            sz = mm_share_floats(p.nodes[p.steps[sg].node]) * 4
-            if sz > p.shared_size:
-                p.shared_size = sz
     p.work_size = (64 + align64(p.shared_size) + align64(p.qsmall_size)
                    + <size_t> n_threads * p.per_thread_size)
     plan_barriers(p)

@@ -93,11 +93,6 @@ cdef void pool_barrier() noexcept nogil
 # instead of ggml's static split: from 9 threads on, unless _set_mm_dealing(False) (tests
 # and probes compare the two).
 cdef bint mm_deals(int nth) noexcept nogil
-# Whether a float mul_mat whose tasks are dealt shares its packed panels among the threads
-# (csrc/mul_mat_share.h), unless _set_mm_sharing(False); count_share_run counts the calls
-# that did (_mm_share_runs, tests).
-cdef bint mm_shares() noexcept nogil
-cdef void count_share_run() noexcept nogil
 
 # compute_parallel's result when Ctrl-C (a Python signal handler that raised) stopped a
 # long call: dst is partly written and the exception is set; raise_interrupted raises it.

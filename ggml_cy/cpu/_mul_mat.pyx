@@ -4,7 +4,7 @@
 # (ggml_cy/quants/compute.py, ggml_cy.mul_mat) validates types and shapes; this checks what
 # could corrupt memory.
 cimport cython
-from libc.stdint cimport int32_t, int64_t, uint16_t, uintptr_t
+from libc.stdint cimport int64_t, uint16_t, uintptr_t
 from libc.string cimport memset
 
 import numpy as np
@@ -12,22 +12,14 @@ import numpy as np
 from ggml_cy.core._core cimport ggml_tensor, GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16
 from ggml_cy.core._core cimport GGML_TYPE_Q4_0, GGML_TYPE_Q8_0
 from ggml_cy.core._core cimport Tensor
-from ggml_cy.cpu._kernels cimport (default_num_threads, pool_run, pool_run_dyn, mm_deals,
-                                   mm_shares, count_share_run)
+from ggml_cy.cpu._kernels cimport default_num_threads, pool_run, pool_run_dyn, mm_deals
 from ggml_cy.core._core cimport scratch_take, scratch_give
 
 cdef extern from "mul_mat.h" nogil:
     size_t mm_work_floats_per_thread()
-    ctypedef struct mm_share:
-        pass
-    void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work,
-                    const mm_share * sh)
+    void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
     void mm_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int ith, int nth,
-                          float * work, const mm_share * sh)
-    int mm_share_wanted(const ggml_tensor * dst, int nth)
-    size_t mm_share_floats(const ggml_tensor * dst)
-    size_t mm_share_flags(const ggml_tensor * dst)
-    void mm_share_at(mm_share * sh, const ggml_tensor * dst, float * data, int32_t * flags)
+                          float * work)
     enum: MM_DEAL_STRIDE
     void mm_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth, int64_t * gm,
                  int64_t * gn)
@@ -90,18 +82,17 @@ ctypedef struct mmf_job:
     float * work
     size_t per_thread
     int64_t * ctrs      # the task counters of mm_compute_dealt (nth lines, zeroed)
-    const mm_share * sh # the shared packed panels (csrc/mul_mat_share.h) or NULL
 
 
 cdef void mmf_task(void * arg, int ith, int nth) noexcept nogil:
     cdef mmf_job * j = <mmf_job *> arg
-    mm_compute(j.dst, ith, nth, j.work + <size_t> ith * j.per_thread, NULL)
+    mm_compute(j.dst, ith, nth, j.work + <size_t> ith * j.per_thread)
 
 
 cdef void mmf_dealt_task(void * arg, int ith, int nth) noexcept nogil:
     """Tasks dealt from the job's counters; workers optional (a late one is not waited for)."""
     cdef mmf_job * j = <mmf_job *> arg
-    mm_compute_dealt(j.dst, j.ctrs, ith, nth, j.work + <size_t> ith * j.per_thread, j.sh)
+    mm_compute_dealt(j.dst, j.ctrs, ith, nth, j.work + <size_t> ith * j.per_thread)
 
 
 ctypedef struct mmv_job:
@@ -170,26 +161,13 @@ cdef _run(ggml_tensor * ta, const float[:, :] b, float[:, ::1] out, n_threads):
     cdef size_t per = (mm_work_floats_per_thread() + 15) // 16 * 16
     cdef char * mem
     cdef size_t ctr_bytes = <size_t> nth * MM_DEAL_STRIDE * sizeof(int64_t)
-    # the shared packed panels where the tasks are dealt (mul_mat_share.h): flags after the
-    # counters (zeroed with them), panels after the threads' scratch
-    cdef bint share = mm_deals(nth) and mm_shares() and mm_share_wanted(&td, nth) != 0
-    cdef size_t flag_bytes = (mm_share_flags(&td) * 4 + 63) // 64 * 64 if share else 0
-    cdef size_t panel_bytes = mm_share_floats(&td) * 4 if share else 0
-    cdef int src = scratch_take(ctr_bytes + flag_bytes + per * 4 * <size_t> nth + panel_bytes
-                                + 64, &mem)
+    cdef int src = scratch_take(ctr_bytes + per * 4 * <size_t> nth + 64, &mem)
     cdef mmf_job job
-    cdef mm_share sh
     job.dst = &td
     job.ctrs = <int64_t *> ((<uintptr_t> mem + 63) & ~(<uintptr_t> 63))
-    memset(job.ctrs, 0, ctr_bytes + flag_bytes)
-    job.work = <float *> (<char *> job.ctrs + ctr_bytes + flag_bytes)
+    memset(job.ctrs, 0, ctr_bytes)
+    job.work = <float *> (<char *> job.ctrs + ctr_bytes)
     job.per_thread = per
-    job.sh = NULL
-    if share:
-        mm_share_at(&sh, &td, job.work + per * <size_t> nth,
-                    <int32_t *> (<char *> job.ctrs + ctr_bytes))
-        job.sh = &sh
-        count_share_run()
     with nogil:
         if mm_deals(nth):
             pool_run_dyn(mmf_dealt_task, &job, nth)

@@ -1012,15 +1012,11 @@ static inline void mm_gemv_rp_task(const ggml_tensor * dst, const mm_repack * rp
 /* ---------------------------------------------------------------- packed path */
 static inline int64_t mm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-#include "mul_mat_share.h"
-
 /* One task: dst rows n in [n_lo, n_hi), columns m in [m_lo, m_hi) of batch (i2, i3).
- * work: mm_work_floats_per_thread() floats of this thread's scratch. sh: the call's shared
- * panels (mul_mat_share.h; F32 / F16 weights, one batch matrix) or NULL: the task packs
- * its own. */
+ * work: mm_work_floats_per_thread() floats of this thread's scratch. */
 static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
                            int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi,
-                           float * work, const mm_share * sh) {
+                           float * work) {
     const ggml_tensor * src0 = dst->src[0];
     const ggml_tensor * src1 = dst->src[1];
     const int64_t K = src0->ne[0];
@@ -1050,49 +1046,33 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
         return;
     }
 #endif
-    /* shared panels: only for the types whose panels are mm_pack_a's / mm_pack_b's alone */
-    if (src0->type != GGML_TYPE_F32 && src0->type != GGML_TYPE_F16) sh = NULL;
     for (int64_t jc = m_lo; jc < m_hi; jc += MM_NC) {
         const int64_t mb = (m_hi - jc < MM_NC) ? m_hi - jc : MM_NC;
         for (int64_t pc = 0; pc < K; pc += MM_KC) {
             const int64_t kb = (K - pc < MM_KC) ? K - pc : MM_KC;
             const int64_t kp = (kb + 1) / 2;   /* pairs of the VDPBF16PS variant */
-            /* this K block's panels of a: shared, or packed here (no sharing, or a shared
-             * unit not packed in time) */
-            const float * apk = sh ? mm_share_a(sh, a, src0->type, src0->nb[0], src0->nb[1],
-                                                src0->ne[1], jc, mb, pc, kb, tmp)
-                                   : NULL;
             (void)kp; (void)dp;
-            if (!apk) {
 #if defined(MM_AVX512)
-                if (dp) mm_bf16_pack_a(a, src0->nb[0], src0->nb[1], jc, mb, pc, kb, (uint32_t *)ap);
-                else
+            if (dp) mm_bf16_pack_a(a, src0->nb[0], src0->nb[1], jc, mb, pc, kb, (uint32_t *)ap);
+            else
 #endif
-                {
-                    mm_pack_a(a, src0->type, src0->nb[0], src0->nb[1], jc, mb, pc, kb, ap, tmp);
-                    if (src0->type == GGML_TYPE_BF16)   /* VDPBF16PS's order, f32 variant */
-                        mm_bf16_swap_pairs(ap, mm_cdiv(mb, MM_NR), kb, MM_NR);
-                }
-                apk = ap;
+            {
+                mm_pack_a(a, src0->type, src0->nb[0], src0->nb[1], jc, mb, pc, kb, ap, tmp);
+                if (src0->type == GGML_TYPE_BF16)   /* VDPBF16PS's order, f32 variant */
+                    mm_bf16_swap_pairs(ap, mm_cdiv(mb, MM_NR), kb, MM_NR);
             }
             for (int64_t ic = n_lo; ic < n_hi; ic += MM_MC) {
                 const int64_t nbk = (n_hi - ic < MM_MC) ? n_hi - ic : MM_MC;
-                const float * bpk = sh ? mm_share_b(sh, b, src1->nb[0], src1->nb[1],
-                                                    src1->ne[1], ic, nbk, pc, kb)
-                                       : NULL;    /* and of b, the same way */
-                if (!bpk) {
 #if defined(MM_AVX512)
-                    if (dp) mm_bf16_pack_b(b, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, (uint32_t *)bp);
-                    else
+                if (dp) mm_bf16_pack_b(b, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, (uint32_t *)bp);
+                else
 #endif
-                    {
-                        mm_pack_b(b, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, bp);
-                        if (src0->type == GGML_TYPE_BF16) {   /* ggml's rule, f32 variant */
-                            mm_round_bf16_n(bp, mm_cdiv(nbk, MM_MR) * MM_MR * kb);
-                            mm_bf16_swap_pairs(bp, mm_cdiv(nbk, MM_MR), kb, MM_MR);
-                        }
+                {
+                    mm_pack_b(b, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, bp);
+                    if (src0->type == GGML_TYPE_BF16) {   /* ggml's rule, f32 variant */
+                        mm_round_bf16_n(bp, mm_cdiv(nbk, MM_MR) * MM_MR * kb);
+                        mm_bf16_swap_pairs(bp, mm_cdiv(nbk, MM_MR), kb, MM_MR);
                     }
-                    bpk = bp;
                 }
                 for (int64_t ir = 0; ir < nbk; ir += MM_MR) {
                     const int rows = (int)((nbk - ir < MM_MR) ? nbk - ir : MM_MR);
@@ -1107,7 +1087,7 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
                             continue;
                         }
 #endif
-                        mm_micro(kb, bpk + ir * kb, apk + jr * kb, crow + jr, ldc,
+                        mm_micro(kb, bp + ir * kb, ap + jr * kb, crow + jr, ldc,
                                  pc > 0, rows, cols);
                     }
                 }
@@ -1404,10 +1384,8 @@ static inline void mm_gemv_dyn(const ggml_tensor * dst, int64_t * next, int nth)
     }
 }
 
-/* Splits dst into tasks (batch x M parts x N parts) and runs thread ith's share. sh: the
- * call's shared panels (mm_share_applies; flags zero before the job) or NULL. */
-static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work,
-                              const mm_share * sh) {
+/* Splits dst into tasks (batch x M parts x N parts) and runs thread ith's share. */
+static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
     const int64_t M = dst->ne[0], N = dst->ne[1];
     const int64_t nbatch = dst->ne[2] * dst->ne[3];
     const int64_t K = dst->src[0]->ne[0];
@@ -1426,22 +1404,8 @@ static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float *
     const mm_tasks g = mm_tasks_of(dst, gm, gn, MM_NR, MM_MR, ith, nth);
     for (int64_t t = g.t0; t < g.t1; t++) {
         const mm_part p = mm_task_part(&g, t);
-        mm_task(dst, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work, sh);
+        mm_task(dst, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work);
     }
-}
-
-/* 1 when a float mul_mat of dst on nth threads takes shared panels (mul_mat_share.h): the
- * packed path's F32 / F16 products of one matrix with more rows of b than the thin tasks
- * take whole (on AVX-512 those pack no a), panels of at most MM_SHARE_MAX_BYTES. */
-static inline int mm_share_wanted(const ggml_tensor * dst, int nth) {
-#if defined(MMX_BUILT)
-    if (mmx_takes(dst)) return 0;
-#endif
-    if (mm_use_gemv(dst)) return 0;
-#if defined(MM_AVX512)
-    if (dst->ne[1] <= MM_THIN_NMAX) return 0;
-#endif
-    return mm_share_applies(dst, nth);
 }
 
 /* mm_compute with its tasks dealt (mm_deal_next; ctrs: nth counters MM_DEAL_STRIDE int64s
@@ -1453,7 +1417,7 @@ static inline int mm_share_wanted(const ggml_tensor * dst, int nth) {
  * nor on the grid. The mat-vec claims its chunks from ctrs[0] (mm_gemv_dyn). work: this
  * thread's mm_work_floats_per_thread() floats. */
 static inline void mm_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int ith, int nth,
-                                    float * work, const mm_share * sh) {
+                                    float * work) {
     const int64_t M = dst->ne[0], N = dst->ne[1];
     const int64_t nbatch = dst->ne[2] * dst->ne[3];
     const int64_t K = dst->src[0]->ne[0];
@@ -1468,7 +1432,7 @@ static inline void mm_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int
     int step = 0;
     for (int64_t t; (t = mm_deal_next(ctrs, g.t1, ith, nth, &step)) >= 0; ) {
         const mm_part p = mm_task_part(&g, t);
-        mm_task(dst, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work, sh);
+        mm_task(dst, p.i2, p.i3, p.m_lo, p.m_hi, p.n_lo, p.n_hi, work);
     }
 }
 #endif
