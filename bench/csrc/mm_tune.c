@@ -10,9 +10,7 @@
  * (medians over the calls: their gap is the load imbalance).
  * MM_TUNE_GRID: the f32/f16 packed path with this grid instead of mm_grid's (M cut in GM
  * parts, N in GN); MM_TUNE_DYN=1: its tasks dealt one at a time from a shared counter
- * instead of the static ranges (whoever is free takes the next). MM_TUNE_NDEAL=1: the
- * package's dealt entry (mm_compute_dealt, which takes mul_mat_ndeal.h's path on 2..4
- * threads) with mm_work_floats_for's scratch. */
+ * instead of the static ranges (whoever is free takes the next). */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -89,10 +87,7 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
     d.type = GGML_TYPE_F32; d.ne[0] = M; d.ne[1] = N; d.ne[2] = d.ne[3] = 1;
     d.nb[0] = 4; d.nb[1] = M * 4; d.nb[2] = d.nb[3] = M * N * 4; d.data = c;
     d.src[0] = &s0; d.src[1] = &s1;
-    const char * ndeal_env = getenv("MM_TUNE_NDEAL");
-    const int ndeal = ndeal_env && ndeal_env[0] == '1';
-    const size_t wf = ndeal ? (mm_work_floats_for(&d, nth) + 15) / 16 * 16
-                            : mm_work_floats_per_thread();
+    const size_t wf = mm_work_floats_per_thread();
     /* MM_TUNE_THP=1: the scratch on transparent huge pages (2 MiB aligned, madvised), to
      * see whether the packed blocks' page placement moves the rate on a machine */
     float * work;
@@ -114,16 +109,13 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
     const double t_start = now();
     while (reps < 64 && (reps < 5 || now() - t_start < 0.5)) {
         int64_t next = 0;
-        int64_t ctrs[256 * MM_DEAL_STRIDE] __attribute__((aligned(64)));
-        memset(ctrs, 0, sizeof ctrs);
         const double t0 = now();
 #pragma omp parallel num_threads(nth)
         {
             const int ith = omp_get_thread_num();
             const double s0 = now();
             float * w = work + wf * (size_t)ith;
-            if (ndeal) mm_compute_dealt(&d, ctrs, ith, nth, w);
-            else if (ggm > 0 && ggn > 0) grid_compute(&d, ggm, ggn, dyn, &next, ith, nth, w);
+            if (ggm > 0 && ggn > 0) grid_compute(&d, ggm, ggn, dyn, &next, ith, nth, w);
             else mm_compute(&d, ith, nth, w);
             tt[ith & 255] = now() - s0;
         }
@@ -147,12 +139,11 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
     printf("{\"M\": %ld, \"N\": %ld, \"K\": %ld, \"type\": \"%s\", \"threads\": %d, "
            "\"KC\": %d, \"NC\": %d, \"MC\": %d, \"MR\": %d, \"NR\": %d, \"best_ms\": %.4f, "
            "\"median_ms\": %.4f, \"gflops\": %.1f, \"rel_err\": %.2g, \"busiest_ms\": %.4f, "
-           "\"avg_thread_ms\": %.4f, \"grid\": \"%ld,%ld%s%s\"}\n",
+           "\"avg_thread_ms\": %.4f, \"grid\": \"%ld,%ld%s\"}\n",
            (long)M, (long)N, (long)K, type == GGML_TYPE_F32 ? "f32" : type == GGML_TYPE_F16 ? "f16" : "bf16",
            nth, MM_KC, MM_NC, MM_MC, MM_MR, MM_NR, t[0] * 1e3, t[reps / 2] * 1e3,
            2.0 * M * N * K / t[0] / 1e9, maxerr / (maxref > 0 ? maxref : 1.0),
-           tmax[reps / 2] * 1e3, tavg[reps / 2] * 1e3, ggm, ggn, dyn ? " dyn" : "",
-           ndeal && mm_ndeal_takes(&d, nth) ? " ndeal" : "");
+           tmax[reps / 2] * 1e3, tavg[reps / 2] * 1e3, ggm, ggn, dyn ? " dyn" : "");
     fflush(stdout);
     free(a_raw); free(af); free(b_raw); free(c_raw); free(work);
 }

@@ -13,5 +13,3 @@ cdef extern from "mul_mat_bf16.h":
     pass
 cdef extern from "mul_mat_thin.h":
     pass
-cdef extern from "mul_mat_ndeal.h":
-    pass
