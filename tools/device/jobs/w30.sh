@@ -1,4 +1,6 @@
 # budget: 480
+# Ran against commit c72943e (mul_mat_ndeal.h, withdrawn: bench/results/mmndeal-xeon-w28-w31.txt);
+# at later commits the code it times is gone.
 # #14: round w29's suites again on another machine (mul_mat_ndeal.h): 2 threads twice, 16 once.
 set -u
 OUT=$1
