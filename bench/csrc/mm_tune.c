@@ -10,7 +10,10 @@
  * (medians over the calls: their gap is the load imbalance).
  * MM_TUNE_GRID: the f32/f16 packed path with this grid instead of mm_grid's (M cut in GM
  * parts, N in GN); MM_TUNE_DYN=1: its tasks dealt one at a time from a shared counter
- * instead of the static ranges (whoever is free takes the next). */
+ * instead of the static ranges (whoever is free takes the next). MM_TUNE_NDEAL=1 / 2 / 3:
+ * the package's entry through the counters (mm_compute_dealt; on 2..4 threads
+ * mul_mat_ndeal.h's path) with mm_work_floats_for's scratch, its tasks always dealt / always
+ * the timed static split / as the measured lag chooses. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -87,7 +90,11 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
     d.type = GGML_TYPE_F32; d.ne[0] = M; d.ne[1] = N; d.ne[2] = d.ne[3] = 1;
     d.nb[0] = 4; d.nb[1] = M * 4; d.nb[2] = d.nb[3] = M * N * 4; d.data = c;
     d.src[0] = &s0; d.src[1] = &s1;
-    const size_t wf = mm_work_floats_per_thread();
+    const char * ndeal_env = getenv("MM_TUNE_NDEAL");
+    const int ndeal = ndeal_env ? atoi(ndeal_env) : 0;
+    if (ndeal > 0) mm_ndeal_set(ndeal == 1 ? 1 : ndeal == 2 ? 0 : -1, 0);
+    const size_t wf = ndeal ? (mm_work_floats_for(&d, nth) + 15) / 16 * 16
+                            : mm_work_floats_per_thread();
     /* MM_TUNE_THP=1: the scratch on transparent huge pages (2 MiB aligned, madvised), to
      * see whether the packed blocks' page placement moves the rate on a machine */
     float * work;
@@ -109,13 +116,16 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
     const double t_start = now();
     while (reps < 64 && (reps < 5 || now() - t_start < 0.5)) {
         int64_t next = 0;
+        int64_t ctrs[256 * MM_DEAL_STRIDE] __attribute__((aligned(64)));
+        memset(ctrs, 0, sizeof ctrs);
         const double t0 = now();
 #pragma omp parallel num_threads(nth)
         {
             const int ith = omp_get_thread_num();
             const double s0 = now();
             float * w = work + wf * (size_t)ith;
-            if (ggm > 0 && ggn > 0) grid_compute(&d, ggm, ggn, dyn, &next, ith, nth, w);
+            if (ndeal) mm_compute_dealt(&d, ctrs, ith, nth, w);
+            else if (ggm > 0 && ggn > 0) grid_compute(&d, ggm, ggn, dyn, &next, ith, nth, w);
             else mm_compute(&d, ith, nth, w);
             tt[ith & 255] = now() - s0;
         }
@@ -139,11 +149,13 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
     printf("{\"M\": %ld, \"N\": %ld, \"K\": %ld, \"type\": \"%s\", \"threads\": %d, "
            "\"KC\": %d, \"NC\": %d, \"MC\": %d, \"MR\": %d, \"NR\": %d, \"best_ms\": %.4f, "
            "\"median_ms\": %.4f, \"gflops\": %.1f, \"rel_err\": %.2g, \"busiest_ms\": %.4f, "
-           "\"avg_thread_ms\": %.4f, \"grid\": \"%ld,%ld%s\"}\n",
+           "\"avg_thread_ms\": %.4f, \"grid\": \"%ld,%ld%s%s\"}\n",
            (long)M, (long)N, (long)K, type == GGML_TYPE_F32 ? "f32" : type == GGML_TYPE_F16 ? "f16" : "bf16",
            nth, MM_KC, MM_NC, MM_MC, MM_MR, MM_NR, t[0] * 1e3, t[reps / 2] * 1e3,
            2.0 * M * N * K / t[0] / 1e9, maxerr / (maxref > 0 ? maxref : 1.0),
-           tmax[reps / 2] * 1e3, tavg[reps / 2] * 1e3, ggm, ggn, dyn ? " dyn" : "");
+           tmax[reps / 2] * 1e3, tavg[reps / 2] * 1e3, ggm, ggn, dyn ? " dyn" : "",
+           !ndeal || !mm_ndeal_takes(&d, nth) ? "" : ndeal == 1 ? " dealt" : ndeal == 2
+           ? " split" : mm_ndeal_on_now() ? " auto:dealt" : " auto:split");
     fflush(stdout);
     free(a_raw); free(af); free(b_raw); free(c_raw); free(work);
 }

@@ -15,7 +15,7 @@ from ggml_cy.core._core cimport (ggml_tensor, ggml_type_size, ggml_type_name, co
 from ggml_cy.cpu._kernels cimport (compute_forward, op_supported, op_name, threads_for,
                                    pool_run, pool_run_dyn, pool_barrier, check_signals,
                                    KERN_INTERRUPTED, dyn_ranges, DYN_CTR_STRIDE,
-                                   mm_deals)
+                                   mm_deals, mm_deals_few)
 from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_CONT,
                                 GGML_OP_ADD, GGML_OP_LE, GGML_OP_LOGICAL_NOT, GGML_OP_SCALE,
                                 GGML_OP_ADD1, GGML_OP_VIEW, GGML_OP_RESHAPE, GGML_OP_PERMUTE,
@@ -81,7 +81,9 @@ cdef extern from "quantize_tensor.h" nogil:
     bint gcy_qz_is_quantized "ggml_cy_is_quantized"(int type)
 
 cdef extern from "mul_mat.h" nogil:
-    size_t mm_work_floats_per_thread()
+    size_t mm_work_floats_for(const ggml_tensor * dst, int nth)
+    size_t mm_work_floats_upto(const ggml_tensor * dst, int nth)
+    int mm_ndeal_takes(const ggml_tensor * dst, int nth)
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
     void mm_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int ith, int nth,
                           float * work)
@@ -90,6 +92,7 @@ cdef extern from "mul_mat.h" nogil:
 # the headers mul_mat.h includes, as build dependencies; after mul_mat.h's block because
 # Cython emits the includes in this order and mul_mat_bf16.h must come through mul_mat.h
 include "_mul_mat_deps.pxi"
+include "_mm_dealt.pxi"
 
 cdef extern from "get_rows.h" nogil:
     int gr_supported(int type)
@@ -554,7 +557,7 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
             continue
         nt = st.n_tasks if st.n_tasks < nth else nth
         if st.kind == STEP_NODE:
-            if ith < nt and st.qoff != NO_REGION and mm_deals(nt):
+            if ith < nt and st.qoff != NO_REGION and mm_dealt(p.nodes[st.node], nt):
                 # a float mul_mat: its tasks dealt from the step's counters (zeroed before
                 # the job), so a slow thread holds the step up by about one task
                 mm_compute_dealt(p.nodes[st.node], <int64_t *> (qsmall + st.qoff), ith, nt,
@@ -631,7 +634,7 @@ cdef void graph_task(void * arg, int ith, int nth) noexcept nogil:
 # (pool_run_dyn), so a worker that wakes late (a core busy with another process: the 2-core
 # VM's 4096x4096 f32 mat-vec at 2 threads, median 5-8 ms against 2 ms at best) is not
 # waited for; the caller claims what is left. Same kernel, same bits. (Other products take
-# this job only where they deal their tasks: _kernels.mm_deals.)
+# this job only where they deal their tasks: mm_dealt, _mm_dealt.pxi.)
 ctypedef struct mm_dealt_job:
     gplan * p
     ggml_tensor * node
@@ -668,14 +671,15 @@ cdef inline size_t mm_counter_bytes(int n_threads) noexcept nogil:
 
 cdef int single_mm_step(gplan * p) noexcept nogil:
     """The index of the plan's only working step when it is a float mul_mat node that deals
-    its tasks (_kernels.mm_deals) or a float mat-vec, else -1."""
+    its tasks (mm_dealt, _mm_dealt.pxi) or a float mat-vec, else -1."""
     cdef int found = only_step(p, STEP_NODE)
     if found < 0:
         return -1
     if p.nodes[p.steps[found].node].op != GGML_OP_MUL_MAT:
         return -1
     cdef int nt = p.steps[found].n_tasks if p.steps[found].n_tasks < p.n_active else p.n_active
-    if not mm_deals(nt) and not mm_gemv_applies(p.nodes[p.steps[found].node]):
+    if (not mm_dealt(p.nodes[p.steps[found].node], nt)
+            and not mm_gemv_applies(p.nodes[p.steps[found].node])):
         return -1
     return found
 
@@ -1034,7 +1038,6 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                 h = (h + 1) & (hsize - 1)
     free(hkeys)
     free(hvals)
-    cdef size_t mm_bytes = align64(mm_work_floats_per_thread() * 4)
     cdef size_t sz, es
     cdef gstep * st
     i = 0
@@ -1107,9 +1110,11 @@ cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint f
                 if nodes[i].op == GGML_OP_MUL_MAT:    # its task counters, a line each
                     st.qoff = p.qsmall_size
                     p.qsmall_size += mm_counter_bytes(n_threads)
-            if (nodes[i].op == GGML_OP_MUL_MAT and not is_qmm(nodes[i])
-                    and mm_bytes > p.per_thread_size):
-                p.per_thread_size = mm_bytes
+            if nodes[i].op == GGML_OP_MUL_MAT and not is_qmm(nodes[i]):
+                # (2..4 threads, mul_mat_ndeal.h) with a copy of one operand
+                sz = align64(mm_work_floats_upto(nodes[i], n_threads) * 4)
+                if sz > p.per_thread_size:
+                    p.per_thread_size = sz
             # issue 13 (ops3): per-thread rows for set_rows / flash_attn_ext
             if nodes[i].op == GGML_OP_SET_ROWS or nodes[i].op == GGML_OP_FLASH_ATTN_EXT:
                 sz = align64(4 * (sr_work_floats(nodes[i]) if nodes[i].op == GGML_OP_SET_ROWS

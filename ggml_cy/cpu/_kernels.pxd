@@ -93,6 +93,9 @@ cdef void pool_barrier() noexcept nogil
 # instead of ggml's static split: from 9 threads on, unless _set_mm_dealing(False) (tests
 # and probes compare the two).
 cdef bint mm_deals(int nth) noexcept nogil
+# Whether a product that csrc/mul_mat_ndeal.h takes (2..4 threads) deals its tasks: unless
+# _set_mm_dealing(False). The modules that run mul_mat ask through _mm_dealt.pxi.
+cdef bint mm_deals_few(int nth) noexcept nogil
 
 # compute_parallel's result when Ctrl-C (a Python signal handler that raised) stopped a
 # long call: dst is partly written and the exception is set; raise_interrupted raises it.

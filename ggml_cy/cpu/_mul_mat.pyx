@@ -12,11 +12,21 @@ import numpy as np
 from ggml_cy.core._core cimport ggml_tensor, GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16
 from ggml_cy.core._core cimport GGML_TYPE_Q4_0, GGML_TYPE_Q8_0
 from ggml_cy.core._core cimport Tensor
-from ggml_cy.cpu._kernels cimport default_num_threads, pool_run, pool_run_dyn, mm_deals
+from ggml_cy.cpu._kernels cimport (default_num_threads, pool_run, pool_run_dyn, mm_deals,
+                                   mm_deals_few)
 from ggml_cy.core._core cimport scratch_take, scratch_give
 
 cdef extern from "mul_mat.h" nogil:
-    size_t mm_work_floats_per_thread()
+    size_t mm_work_floats_for(const ggml_tensor * dst, int nth)
+    size_t mm_work_floats_upto(const ggml_tensor * dst, int nth)
+    int mm_ndeal_takes(const ggml_tensor * dst, int nth)
+    ctypedef struct mm_ndeal_plan:
+        int thin
+        int64_t dim
+        int64_t unit
+        int64_t ntasks
+        size_t pre
+    int mm_ndeal_plan_of(const ggml_tensor * dst, int nth, mm_ndeal_plan * p)
     void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work)
     void mm_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int ith, int nth,
                           float * work)
@@ -47,6 +57,7 @@ cdef extern from "mul_mat.h" nogil:
 # the headers mul_mat.h includes, as build dependencies; after mul_mat.h's block because
 # Cython emits the includes in this order and mul_mat_bf16.h must come through mul_mat.h
 include "_mul_mat_deps.pxi"
+include "_mm_dealt.pxi"
 
 
 def amx_ready():
@@ -125,6 +136,28 @@ def _grids(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth):
     return (gm, gn), (dm, dn)
 
 
+def _ndeal_plan(int64_t M, int64_t N, int64_t K, int type, int nth):
+    """How a product of M x K weights of GGML type `type` (F32, F16, BF16) by N x K rows of
+    b runs on nth threads by csrc/mul_mat_ndeal.h: None when that path does not take it, else
+    a dict (thin: the thin tiles; ntasks; pre_floats: each thread's copy of the whole
+    operand). Tests and probes."""
+    if M < 1 or N < 1 or K < 1 or nth < 1:
+        raise ValueError("_ndeal_plan: every size must be >= 1")
+    if type not in (GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16):
+        raise ValueError("_ndeal_plan: float weights only (F32, F16, BF16)")
+    cdef ggml_tensor ta, tb, td
+    cdef int64_t es = 4 if type == GGML_TYPE_F32 else 2
+    set_header(&ta, type, K, M, es, K * es, NULL)
+    set_header(&tb, GGML_TYPE_F32, K, N, 4, K * 4, NULL)
+    set_header(&td, GGML_TYPE_F32, M, N, 4, M * 4, NULL)
+    td.src[0] = &ta
+    td.src[1] = &tb
+    cdef mm_ndeal_plan p
+    if not mm_ndeal_plan_of(&td, nth, &p):
+        return None
+    return {"thin": bool(p.thin), "ntasks": p.ntasks, "pre_floats": p.pre}
+
+
 cdef int clamp_threads(n_threads, int64_t work) except -1:
     cdef int n = default_num_threads() if n_threads is None else int(n_threads)
     if n < 1:
@@ -158,7 +191,7 @@ cdef _run(ggml_tensor * ta, const float[:, :] b, float[:, ::1] out, n_threads):
         with nogil:
             pool_run_dyn(mmv_task, &vjob, nth)
         return
-    cdef size_t per = (mm_work_floats_per_thread() + 15) // 16 * 16
+    cdef size_t per = (mm_work_floats_for(&td, nth) + 15) // 16 * 16
     cdef char * mem
     cdef size_t ctr_bytes = <size_t> nth * MM_DEAL_STRIDE * sizeof(int64_t)
     cdef int src = scratch_take(ctr_bytes + per * 4 * <size_t> nth + 64, &mem)
@@ -169,7 +202,7 @@ cdef _run(ggml_tensor * ta, const float[:, :] b, float[:, ::1] out, n_threads):
     job.work = <float *> (<char *> job.ctrs + ctr_bytes)
     job.per_thread = per
     with nogil:
-        if mm_deals(nth):
+        if mm_dealt(&td, nth):
             pool_run_dyn(mmf_dealt_task, &job, nth)
         else:
             pool_run(mmf_task, &job, nth)

@@ -13,3 +13,5 @@ cdef extern from "mul_mat_bf16.h":
     pass
 cdef extern from "mul_mat_thin.h":
     pass
+cdef extern from "mul_mat_ndeal.h":
+    pass

@@ -74,6 +74,8 @@
  * sweeps them; MM_NC must be a multiple of MM_NR and MM_MC of MM_MR.) */
 #define MM_GEMV_MAX_N 4   /* b with at most this many rows per matrix: the mat-vec path */
 
+static inline int64_t mm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 typedef float mm_v8 __attribute__((vector_size(32), aligned(32)));
 typedef float mm_v8u __attribute__((vector_size(32), aligned(4)));
 
@@ -1010,7 +1012,32 @@ static inline void mm_gemv_rp_task(const ggml_tensor * dst, const mm_repack * rp
 }
 
 /* ---------------------------------------------------------------- packed path */
-static inline int64_t mm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The tiles of one packed b block (nbk rows, MM_MR-row panels at bp) against one packed a
+ * block (mb columns, MM_NR-wide panels at ap) over one K block of kb: c = &dst[ic][jc], row
+ * stride ldc floats; accumulate: add to what c holds (K blocks after the first). dp: the
+ * VDPBF16PS variant's panels (pairs of k as dwords). */
+static inline __attribute__((always_inline)) void mm_block_tiles(
+        int dp, int64_t kb, const float * bp, const float * ap, float * c, int64_t ldc,
+        int64_t nbk, int64_t mb, int accumulate) {
+    const int64_t kp = (kb + 1) / 2;   /* pairs of the VDPBF16PS variant */
+    (void)kp; (void)dp;
+    for (int64_t ir = 0; ir < nbk; ir += MM_MR) {
+        const int rows = (int)((nbk - ir < MM_MR) ? nbk - ir : MM_MR);
+        float * crow = c + ir * ldc;
+        for (int64_t jr = 0; jr < mb; jr += MM_NR) {
+            const int cols = (int)((mb - jr < MM_NR) ? mb - jr : MM_NR);
+#if defined(MM_AVX512)
+            if (dp) {
+                mm_bf16_micro(kp, (const uint32_t *)bp + ir * kp, (const uint32_t *)ap + jr * kp,
+                              crow + jr, ldc, accumulate, rows, cols);
+                continue;
+            }
+#endif
+            mm_micro(kb, bp + ir * kb, ap + jr * kb, crow + jr, ldc, accumulate, rows, cols);
+        }
+    }
+}
 
 /* One task: dst rows n in [n_lo, n_hi), columns m in [m_lo, m_hi) of batch (i2, i3).
  * work: mm_work_floats_per_thread() floats of this thread's scratch. */
@@ -1042,7 +1069,7 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
     }
 #if defined(MM_AVX512)
     if (mm_thin_takes(src0->type, n_hi - n_lo)) {   /* few rows of b: a not packed */
-        mm_thin_task(dst, a, b, cbase, K, m_lo, m_hi, n_lo, n_hi, work);
+        mm_thin_task(dst, a, b, cbase, K, m_lo, m_hi, n_lo, n_hi, work, NULL, 0);
         return;
     }
 #endif
@@ -1050,8 +1077,6 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
         const int64_t mb = (m_hi - jc < MM_NC) ? m_hi - jc : MM_NC;
         for (int64_t pc = 0; pc < K; pc += MM_KC) {
             const int64_t kb = (K - pc < MM_KC) ? K - pc : MM_KC;
-            const int64_t kp = (kb + 1) / 2;   /* pairs of the VDPBF16PS variant */
-            (void)kp; (void)dp;
 #if defined(MM_AVX512)
             if (dp) mm_bf16_pack_a(a, src0->nb[0], src0->nb[1], jc, mb, pc, kb, (uint32_t *)ap);
             else
@@ -1074,23 +1099,8 @@ static inline void mm_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
                         mm_bf16_swap_pairs(bp, mm_cdiv(nbk, MM_MR), kb, MM_MR);
                     }
                 }
-                for (int64_t ir = 0; ir < nbk; ir += MM_MR) {
-                    const int rows = (int)((nbk - ir < MM_MR) ? nbk - ir : MM_MR);
-                    float * crow = (float *)(cbase + (ic + ir) * dst->nb[1]) + jc;
-                    for (int64_t jr = 0; jr < mb; jr += MM_NR) {
-                        const int cols = (int)((mb - jr < MM_NR) ? mb - jr : MM_NR);
-#if defined(MM_AVX512)
-                        if (dp) {
-                            mm_bf16_micro(kp, (const uint32_t *)bp + ir * kp,
-                                          (const uint32_t *)ap + jr * kp, crow + jr, ldc,
-                                          pc > 0, rows, cols);
-                            continue;
-                        }
-#endif
-                        mm_micro(kb, bp + ir * kb, ap + jr * kb, crow + jr, ldc,
-                                 pc > 0, rows, cols);
-                    }
-                }
+                mm_block_tiles(dp, kb, bp, ap, (float *)(cbase + ic * dst->nb[1]) + jc, ldc,
+                               nbk, mb, pc > 0);
             }
         }
     }
@@ -1384,6 +1394,8 @@ static inline void mm_gemv_dyn(const ggml_tensor * dst, int64_t * next, int nth)
     }
 }
 
+#include "mul_mat_ndeal.h"   /* 2..4 threads: tasks dealt, one operand whole per thread */
+
 /* Splits dst into tasks (batch x M parts x N parts) and runs thread ith's share. */
 static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
     const int64_t M = dst->ne[0], N = dst->ne[1];
@@ -1414,8 +1426,9 @@ static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float *
  * slow or late thread costs about one task (mm_grid_dealt), and a job whose workers are
  * optional helpers (gcy_pool_run_dyn) is finished by whoever runs. Each task computes its
  * dst elements whole, as in mm_compute: the bits do not depend on who takes which task,
- * nor on the grid. The mat-vec claims its chunks from ctrs[0] (mm_gemv_dyn). work: this
- * thread's mm_work_floats_per_thread() floats. */
+ * nor on the grid. The mat-vec claims its chunks from ctrs[0] (mm_gemv_dyn); on 2..4
+ * threads most float products go to mm_compute_ndeal (mul_mat_ndeal.h). work: this thread's
+ * mm_work_floats_for(dst, nth) floats. */
 static inline void mm_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int ith, int nth,
                                     float * work) {
     const int64_t M = dst->ne[0], N = dst->ne[1];
@@ -1426,6 +1439,7 @@ static inline void mm_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, int
     if (mmx_takes(dst)) { mmx_compute_dealt(dst, ctrs, ith, nth, work); return; }
 #endif
     if (mm_use_gemv(dst) && K > 0) { mm_gemv_dyn(dst, ctrs, nth); return; }
+    if (mm_ndeal_takes(dst, nth)) { mm_compute_ndeal(dst, ctrs, ith, nth, work); return; }
     int64_t gm, gn;
     mm_grid_dealt(M, N, K, nbatch, nth, &gm, &gn);
     const mm_tasks g = mm_tasks_of(dst, gm, gn, MM_NR, MM_MR, 0, 1);   /* every task */

@@ -57,6 +57,12 @@ static inline int mm_thin_takes(int type, int64_t nrows) {
         && MM_THIN_NB >= MM_THIN_NR;
 }
 
+/* Floats of a copy of every packed block of nrows rows of b (mm_thin_task's pre). */
+static inline size_t mm_thin_pre_floats(int64_t nrows, int64_t K) {
+    return (size_t)mm_cdiv(K, MM_KC) * (size_t)(mm_cdiv(nrows, MM_THIN_NR) * MM_THIN_NR)
+           * MM_KC;
+}
+
 /* dst[n][m] (+)= the tile's sum, for its rows n < cols of b and m < rows of a (acc[i][h]
  * lane j: a row i, b row 16h + j). One 16 x 16 transpose puts b row j's 8 values in the low half of
  * r[j] and b row 16 + j's in the high half. c: &dst[n0][m0], row stride ldc floats. */
@@ -118,10 +124,13 @@ static inline void mm_thin_micro(int64_t kb, const float * __restrict a0, int64_
 }
 
 /* mm_task's work for a thin task (mm_thin_takes): dst rows [n_lo, n_hi), columns
- * [m_lo, m_hi); a, b and cbase at the batch matrix; K > 0. work: as mm_task's. */
+ * [m_lo, m_hi); a, b and cbase at the batch matrix; K > 0. work: as mm_task's. pre: NULL
+ * (b packed block by block into work), or a copy of all of b's packed blocks for these
+ * rows (mm_thin_pre_floats floats), packed here when ready is 0 and read when it is 1. */
 static inline void mm_thin_task(const ggml_tensor * dst, const char * a, const char * b,
                                 char * cbase, int64_t K, int64_t m_lo, int64_t m_hi,
-                                int64_t n_lo, int64_t n_hi, float * work) {
+                                int64_t n_lo, int64_t n_hi, float * work, float * pre,
+                                int ready) {
     const ggml_tensor * src0 = dst->src[0];
     const ggml_tensor * src1 = dst->src[1];
     const int type = src0->type;
@@ -130,6 +139,7 @@ static inline void mm_thin_task(const ggml_tensor * dst, const char * a, const c
     float * wide = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);   /* 8 x MM_KC */
     float * bp = wide + (size_t)MM_NC * MM_KC;
     /* f32 rows adjacent along K with 4-byte-aligned starts are read where they lie */
+    const int64_t npad = mm_cdiv(n_hi - n_lo, MM_THIN_NR) * MM_THIN_NR;
     const int direct = type == GGML_TYPE_F32 && nb00 == 4 && nb01 % 4 == 0
                        && ((uintptr_t)a & 3) == 0;
     for (int64_t jc = m_lo; jc < m_hi; jc += MM_THIN_MB) {
@@ -138,9 +148,15 @@ static inline void mm_thin_task(const ggml_tensor * dst, const char * a, const c
             const int64_t kb = (K - pc < MM_KC) ? K - pc : MM_KC;
             for (int64_t ic = n_lo; ic < n_hi; ic += MM_THIN_NB) {
                 const int64_t nbk = (n_hi - ic < MM_THIN_NB) ? n_hi - ic : MM_THIN_NB;
+                /* with pre: this block's place in the thread's copy of b (mul_mat_ndeal.h),
+                 * packed by the thread's first task, read by its later ones */
+                float * bq = pre == NULL ? bp
+                             : pre + (pc / MM_KC) * npad * MM_KC + (ic - n_lo) * MM_KC;
                 /* wide serves as mm_pack_a's row scratch (b's elements apart) before the
                  * groups below use it */
-                mm_pack_a(b, GGML_TYPE_F32, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, bp, wide);
+                if (pre == NULL || !ready)
+                    mm_pack_a(b, GGML_TYPE_F32, src1->nb[0], src1->nb[1], ic, nbk, pc, kb, bq,
+                              wide);
                 for (int64_t m = jc; m < je; m += MM_THIN_MR) {
                     const int rows = (int)(je - m < MM_THIN_MR ? je - m : MM_THIN_MR);
                     const float * a0;
@@ -162,7 +178,7 @@ static inline void mm_thin_task(const ggml_tensor * dst, const char * a, const c
                     for (int64_t p = 0; p < nbk; p += MM_THIN_NR) {
                         const int cols = (int)(nbk - p < MM_THIN_NR ? nbk - p : MM_THIN_NR);
                         float * c = (float *)(cbase + (ic + p) * dst->nb[1]) + m;
-                        mm_thin_micro(kb, a0, lda, bp + p * kb, c, ldc, pc > 0, rows, cols,
+                        mm_thin_micro(kb, a0, lda, bq + p * kb, c, ldc, pc > 0, rows, cols,
                                       p == 0 ? pf : NULL, nb01, nb00);
                     }
                 }
