@@ -87,7 +87,8 @@ else
            tests/test_graph_structure.py tests/test_expr_reliability.py tests/test_expr_fuzz.py
            tests/test_core_views.py tests/test_core_badinput.py tests/test_rel_strided_io.py
            tests/test_rel_views.py tests/test_rel_threads.py tests/test_rel_align.py
-           tests/test_kernels_srun.py tests/test_gemm_paths.py tests/test_gemm_thin.py)
+           tests/test_kernels_srun.py tests/test_gemm_paths.py tests/test_gemm_thin.py
+           tests/test_gemm_ndeal.py)
     for f in tests/test_gguf_read.py tests/test_gguf_badfiles.py tests/test_gguf_write.py \
              tests/test_gguf_fuzz.py tests/test_quant_*.py tests/test_fuzz_*.py \
              tests/test_ops_norm_softmax.py; do
