@@ -75,20 +75,29 @@ def test_dealt_bits_equal_static_and_one_thread(mnk, t):
     one = ggml_cy.mul_mat(a, b, n_threads=1, **how)
     for nt in (2, 9, 16):
         assert_bitwise(ggml_cy.mul_mat(a, b, n_threads=nt, **how), one)
-        for extra in (False, True):
-            call, view, ctx = _graph(a, t, b, nt, extra)
+        check_graph_bits(a, t, b, nt, one)
+
+
+def check_graph_bits(a, t, b, nt, one):
+    """mul_mat(a, b) in a one-step graph and in one of several steps on nt threads: the
+    one-step result equals `one`; each graph's bits stay the same with dealing off and
+    when computed again (counters zeroed again for each compute)."""
+    for extra in (False, True):
+        call, view, ctx = _graph(a, t, b, nt, extra)
+        call()
+        first = view.copy()
+        if not extra:
+            assert_bitwise(first, one)
+        old = _kernels._set_mm_dealing(False)
+        try:
+            view[...] = np.nan
             call()
-            first = view.copy()
-            if not extra:
-                assert_bitwise(first, one)
-            old = _kernels._set_mm_dealing(False)
-            try:
-                call()
-                assert_bitwise(view, first)      # the static split: the same bits
-            finally:
-                _kernels._set_mm_dealing(old)
-            call()
-            assert_bitwise(view, first)          # counters zeroed again for this compute
+            assert_bitwise(view, first)          # the static split: the same bits
+        finally:
+            _kernels._set_mm_dealing(old)
+        view[...] = np.nan
+        call()
+        assert_bitwise(view, first)
 
 
 def test_dealt_batched_and_broadcast():

@@ -24,6 +24,7 @@ from ggml_cy.cpu import _compute, _kernels, _mul_mat
 from ggml_cy.graph.context import Context
 
 from _graph_helpers import assert_bitwise
+from test_gemm_dealt import _graph, check_graph_bits
 from test_gemm_paths import _as_type, _check
 
 TYPES = [T.F32, T.F16]
@@ -82,23 +83,6 @@ def test_plan_rule():
             _mul_mat._ndeal_plan(*bad)
 
 
-def _graph(a, t, b, threads, extra=False):
-    """(compute call, result view, ctx): mul_mat(a, b) alone, or between an add and a
-    second product (a plan of several steps)."""
-    ctx = Context(8 * (a.nbytes + b.nbytes) + 16 * a.shape[0] * b.shape[0] + (16 << 20))
-    ta = ctx.tensor_from(a)
-    tb = ctx.tensor_from(b)
-    if extra:
-        tb = ctx.add(tb, tb)
-    r = ctx.mul_mat(ta, tb)
-    if extra:
-        r = ctx.add(r, ctx.mul_mat(ta, ctx.scale(tb, 0.5)))
-    g = ctx.new_graph()
-    g.build_forward_expand(r)
-    plan = g.plan(threads)
-    return (lambda: g.compute(threads, plan=plan)), r.numpy(2), ctx
-
-
 @pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
 @pytest.mark.parametrize("mnk", PACKED + THIN, ids=lambda s: "M%dN%dK%d" % s)
 def test_bits_equal_one_thread_and_static(mnk, t):
@@ -120,15 +104,7 @@ def test_bits_equal_one_thread_and_static(mnk, t):
             assert_bitwise(ggml_cy.mul_mat(a, b, n_threads=nt), one)
         finally:
             _kernels._set_mm_dealing(old)
-        for extra in (False, True):
-            call, view, ctx = _graph(a, t, b, nt, extra)
-            call()
-            first = view.copy()
-            if not extra:
-                assert_bitwise(first, one)
-            view[...] = np.nan
-            call()
-            assert_bitwise(view, first)                      # counters zeroed again
+        check_graph_bits(a, t, b, nt, one)
 
 
 @pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
@@ -182,16 +158,23 @@ def test_graph_scratch_covers_every_thread_count():
         assert_bitwise(r.numpy(2), one)
 
 
-def test_choice_follows_the_lag(mode):
-    """The rule, on eager calls: a mean at or above 12% turns dealing on and each dealt call
-    lets it decay by 1/8; below 5% it goes off and a split call moves the mean halfway to
-    the lag it measures (0..100%)."""
+@pytest.fixture
+def rule_case(mode):
+    """(a, b, one-thread result) of a product that takes the path at 2 threads; the rule
+    applies in mode -1 only, so the other modes skip."""
     if mode != "by_lag":
         pytest.skip("the rule applies in mode -1 only")
     rng = np.random.default_rng(31)
     a = rng.standard_normal((1100, 200)).astype(np.float32)
     b = rng.standard_normal((300, 200)).astype(np.float32)
-    one = ggml_cy.mul_mat(a, b, n_threads=1)
+    return a, b, ggml_cy.mul_mat(a, b, n_threads=1)
+
+
+def test_choice_follows_the_lag(rule_case):
+    """The rule, on eager calls: a mean at or above 12% turns dealing on and each dealt call
+    lets it decay by 1/8; below 5% it goes off and a split call moves the mean halfway to
+    the lag it measures (0..100%)."""
+    a, b, one = rule_case
     _mul_mat._set_ndeal(-1, 800)
     for want in (700, 613, 537, 470):                       # dealt: 7/8 each call
         assert_bitwise(ggml_cy.mul_mat(a, b, n_threads=2), one)
@@ -221,14 +204,9 @@ def test_choice_follows_the_lag(mode):
             _compute._set_ndeal(*bad)
 
 
-def test_graph_module_keeps_its_own_mean(mode):
+def test_graph_module_keeps_its_own_mean(rule_case):
     """The graph executor's calls move _compute's mean, not _mul_mat's."""
-    if mode != "by_lag":
-        pytest.skip("the rule applies in mode -1 only")
-    rng = np.random.default_rng(37)
-    a = rng.standard_normal((1100, 200)).astype(np.float32)
-    b = rng.standard_normal((300, 200)).astype(np.float32)
-    one = ggml_cy.mul_mat(a, b, n_threads=1)
+    a, b, one = rule_case
     _mul_mat._set_ndeal(-1, 333)
     _compute._set_ndeal(-1, 800)
     call, view, ctx = _graph(a, T.F32, b, 2)

@@ -16,7 +16,7 @@
  *  - packed path (mm_task's blocking): every MM_KC x MM_MC block of b;
  *  - thin path (24..64 rows of b, mul_mat_thin.h): all of b's rows, a read where it lies.
  * The copy still costs: on a quiet host the package ran 2-18% slower dealt than split, the VM
- * 5-6% at 1024^3; with a core lagging, 3-37% faster (bench/results/mmndeal-xeon-w28-w31.txt).
+ * 5-6% at 1024^3; with a core lagging, 3-37% faster (bench/results/mmndeal-xeon-w28-w32.txt).
  * So a call deals only while the static split has been seen to lag (mm_ndeal_decide): every
  * static call measures its lag (the time between the first thread going idle and the last
  * task's end, over the call's time), a running mean of it turns dealing on above

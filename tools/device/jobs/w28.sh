@@ -1,6 +1,6 @@
 # budget: 420
-# Ran against commit c72943e (mul_mat_ndeal.h, withdrawn: bench/results/mmndeal-xeon-w28-w31.txt);
-# at later commits the code it times is gone.
+# Ran against commit c72943e (mul_mat_ndeal.h dealing every call: bench/results/
+# mmndeal-xeon-w28-w32.txt); later commits deal only while the static split is seen to lag.
 # #14 (probe): 2- and 4-thread float mul_mat with tasks dealt and one operand whole per
 # thread (ggml_cy/cpu/csrc/mul_mat_ndeal.h) against the static split, mm_tune taking turns.
 set -u

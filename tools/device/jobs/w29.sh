@@ -1,6 +1,6 @@
 # budget: 560
-# Ran against commit c72943e (mul_mat_ndeal.h, withdrawn: bench/results/mmndeal-xeon-w28-w31.txt);
-# at later commits the code it times is gone.
+# Ran against commit c72943e (mul_mat_ndeal.h dealing every call: bench/results/
+# mmndeal-xeon-w28-w32.txt); later commits deal only while the static split is seen to lag.
 # #14: the package with mul_mat_ndeal.h (2..4 threads: tasks dealt, one operand whole per
 # thread): its tests on the host, then the matmul suites at 2, 4 and 16 threads.
 set -u

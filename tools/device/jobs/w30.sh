@@ -1,6 +1,6 @@
 # budget: 480
-# Ran against commit c72943e (mul_mat_ndeal.h, withdrawn: bench/results/mmndeal-xeon-w28-w31.txt);
-# at later commits the code it times is gone.
+# Ran against commit c72943e (mul_mat_ndeal.h dealing every call: bench/results/
+# mmndeal-xeon-w28-w32.txt); later commits deal only while the static split is seen to lag.
 # #14: round w29's suites again on another machine (mul_mat_ndeal.h): 2 threads twice, 16 once.
 set -u
 OUT=$1

@@ -1,6 +1,6 @@
 # budget: 400
-# Ran against commit c72943e (mul_mat_ndeal.h, withdrawn: bench/results/mmndeal-xeon-w28-w31.txt);
-# at later commits the code it times is gone.
+# Ran against commit c72943e (mul_mat_ndeal.h dealing every call: bench/results/
+# mmndeal-xeon-w28-w32.txt); later commits deal only while the static split is seen to lag.
 # #14: the package's float mul_mat with mul_mat_ndeal.h's dealt tasks against the static
 # split (_kernels._set_mm_dealing), taking turns in one process (tools/device/mm_deal_probe.py),
 # at 2 and 4 threads on the host.
