@@ -559,7 +559,9 @@ cdef void run_thread(graph_job * job, int ith, int nth) noexcept nogil:
         if st.kind == STEP_NODE:
             if ith < nt and st.qoff != NO_REGION and mm_dealt(p.nodes[st.node], nt):
                 # a float mul_mat: its tasks dealt from the step's counters (zeroed before
-                # the job), so a slow thread holds the step up by about one task
+                # the job), so a slow thread holds the step up by about one task (on 2..4
+                # threads the split, timed through them, until it is seen to lag:
+                # mul_mat_ndeal.h)
                 mm_compute_dealt(p.nodes[st.node], <int64_t *> (qsmall + st.qoff), ith, nt,
                                  <float *> mine)
             elif ith < nt:

@@ -93,7 +93,8 @@ cdef void pool_barrier() noexcept nogil
 # instead of ggml's static split: from 9 threads on, unless _set_mm_dealing(False) (tests
 # and probes compare the two).
 cdef bint mm_deals(int nth) noexcept nogil
-# Whether a product that csrc/mul_mat_ndeal.h takes (2..4 threads) deals its tasks: unless
+# Whether a product that csrc/mul_mat_ndeal.h takes (2..4 threads) runs through the job's
+# counters (the split, timed, or its tasks dealt while the split is seen to lag): unless
 # _set_mm_dealing(False). The modules that run mul_mat ask through _mm_dealt.pxi.
 cdef bint mm_deals_few(int nth) noexcept nogil
 

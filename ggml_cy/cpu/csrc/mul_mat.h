@@ -31,7 +31,9 @@
  *    rows of b leave a unpacked instead (mul_mat_thin.h: rows of b in the vector lanes).
  *  Threads: the batch x M x N iteration space is cut into a grid of equal tasks chosen to
  *  keep every thread busy while packing as little as possible (each task packs its own
- *  panels; no barrier inside the node). */
+ *  panels; no barrier inside the node). On 2..4 threads, while that split is measured to
+ *  lag, a product may deal slices of a instead, each thread keeping all of b packed once in
+ *  its scratch (mul_mat_ndeal.h). */
 #ifndef GGML_CY_MUL_MAT_H
 #define GGML_CY_MUL_MAT_H
 #include <stdint.h>
@@ -1394,7 +1396,7 @@ static inline void mm_gemv_dyn(const ggml_tensor * dst, int64_t * next, int nth)
     }
 }
 
-#include "mul_mat_ndeal.h"   /* 2..4 threads: tasks dealt, one operand whole per thread */
+#include "mul_mat_ndeal.h"   /* 2..4 threads: the split timed, or tasks dealt while it lags */
 
 /* Splits dst into tasks (batch x M parts x N parts) and runs thread ith's share. */
 static inline void mm_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
