@@ -380,60 +380,6 @@ static inline void mm_micro(int64_t kb, const float * __restrict bp,
     MM_ACC16_ARRAY(acc);
     mm_store_tile(&acc, c, ldc, accumulate, rows, cols);
 }
-
-/* C[0:12, 0:cols] (+)= B . Apanel^T for one 12x32 tile made of rows of two 8-wide b panels
- * (no packing of its own): rows 0..n1-1 are p[0..n1-1] of the panel at p (a panel's base, or
- * its fifth row), rows n1..11 are q[0..] of the next panel; n1 is 8 or 4, a constant where it
- * is inlined. Twenty-four zmm accumulators: per k two loads of a serve 24 FMAs instead of 16,
- * so the a panel, which streams from the L2, is read 2/3 as often per flop (BLIS's SKX sgemm
- * tile is 32 x 12 for the same reason). Each element is the same FMA chain over k in order as
- * in mm_micro: same bits. */
-#ifndef MM_TILE12
-#define MM_TILE12 1
-#endif
-#define MM_FMA2(r, bptr) do { const __m512 b_ = _mm512_set1_ps(bptr);                         \
-        c##r##0 = _mm512_fmadd_ps(b_, a0, c##r##0); c##r##1 = _mm512_fmadd_ps(b_, a1, c##r##1); \
-    } while (0)
-static inline __attribute__((always_inline)) void mm_micro12(
-        int64_t kb, const int n1, const float * __restrict p, const float * __restrict q,
-        const float * __restrict ap, float * __restrict c, int64_t ldc, int accumulate,
-        int cols) {
-    if (MM_PF_C)
-        for (int i = 0; i < 12; i++) {
-            _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
-            _mm_prefetch((const char *)(c + i * ldc) + 64, _MM_HINT_T0);
-        }
-    MM_ACC16_ZERO();
-    __m512 c80 = _mm512_setzero_ps(), c81 = _mm512_setzero_ps();
-    __m512 c90 = _mm512_setzero_ps(), c91 = _mm512_setzero_ps();
-    __m512 cA0 = _mm512_setzero_ps(), cA1 = _mm512_setzero_ps();
-    __m512 cB0 = _mm512_setzero_ps(), cB1 = _mm512_setzero_ps();
-    const float * pk = p, * qk = q;
-    for (int64_t k = 0; k < kb; k++, pk += MM_MR, qk += MM_MR) {
-#if MM_PF_A > 0
-        _mm_prefetch((const char *)(ap + (k + MM_PF_A) * MM_NR), _MM_HINT_T0);
-        _mm_prefetch((const char *)(ap + (k + MM_PF_A) * MM_NR) + 64, _MM_HINT_T0);
-#endif
-        const __m512 a0 = _mm512_load_ps(ap + k * MM_NR);
-        const __m512 a1 = _mm512_load_ps(ap + k * MM_NR + 16);
-        if (n1 == 8) {
-            MM_FMA2(0, pk[0]); MM_FMA2(1, pk[1]); MM_FMA2(2, pk[2]); MM_FMA2(3, pk[3]);
-            MM_FMA2(4, pk[4]); MM_FMA2(5, pk[5]); MM_FMA2(6, pk[6]); MM_FMA2(7, pk[7]);
-            MM_FMA2(8, qk[0]); MM_FMA2(9, qk[1]); MM_FMA2(A, qk[2]); MM_FMA2(B, qk[3]);
-        } else {
-            MM_FMA2(0, pk[0]); MM_FMA2(1, pk[1]); MM_FMA2(2, pk[2]); MM_FMA2(3, pk[3]);
-            MM_FMA2(4, qk[0]); MM_FMA2(5, qk[1]); MM_FMA2(6, qk[2]); MM_FMA2(7, qk[3]);
-            MM_FMA2(8, qk[4]); MM_FMA2(9, qk[5]); MM_FMA2(A, qk[6]); MM_FMA2(B, qk[7]);
-        }
-    }
-    MM_ACC16_ARRAY(acc);
-    mm_store_tile(&acc, c, ldc, accumulate, 8, cols);
-    const __m512 z = _mm512_setzero_ps();
-    const __m512 acc2[8][2] = {{c80, c81}, {c90, c91}, {cA0, cA1}, {cB0, cB1},
-                               {z, z}, {z, z}, {z, z}, {z, z}};
-    mm_store_tile(&acc2, c + 8 * ldc, ldc, accumulate, 4, cols);
-}
-#undef MM_FMA2
 #else
 /* C[0:rows, 0:cols] (+)= Bpanel . Apanel^T for one 6x16 tile; c has row stride ldc floats. */
 static inline void mm_micro(int64_t kb, const float * __restrict bp,
@@ -1078,25 +1024,7 @@ static inline __attribute__((always_inline)) void mm_block_tiles(
         int64_t nbk, int64_t mb, int accumulate) {
     const int64_t kp = (kb + 1) / 2;   /* pairs of the VDPBF16PS variant */
     (void)kp; (void)dp;
-    int64_t ir0 = 0;
-#if defined(MM_AVX512) && MM_TILE12
-    /* three 8-row b panels at a time as two 12-row tiles (mm_micro12), the rest as 8-row ones */
-    if (!dp)
-        for (; ir0 + 3 * MM_MR <= nbk; ir0 += 3 * MM_MR) {
-            const float * p0 = bp + ir0 * kb;
-            float * c0 = c + ir0 * ldc;
-            for (int64_t jr = 0; jr < mb; jr += MM_NR) {
-                const int cols = (int)((mb - jr < MM_NR) ? mb - jr : MM_NR);
-                mm_micro12(kb, 8, p0, p0 + MM_MR * kb, ap + jr * kb, c0 + jr, ldc, accumulate, cols);
-            }
-            for (int64_t jr = 0; jr < mb; jr += MM_NR) {
-                const int cols = (int)((mb - jr < MM_NR) ? mb - jr : MM_NR);
-                mm_micro12(kb, 4, p0 + MM_MR * kb + 4, p0 + 2 * MM_MR * kb, ap + jr * kb,
-                           c0 + 12 * ldc + jr, ldc, accumulate, cols);
-            }
-        }
-#endif
-    for (int64_t ir = ir0; ir < nbk; ir += MM_MR) {
+    for (int64_t ir = 0; ir < nbk; ir += MM_MR) {
         const int rows = (int)((nbk - ir < MM_MR) ? nbk - ir : MM_MR);
         float * crow = c + ir * ldc;
         for (int64_t jr = 0; jr < mb; jr += MM_NR) {
