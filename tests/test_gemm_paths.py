@@ -233,16 +233,19 @@ def test_bf16_round_helper_is_ggml():
 
 @pytest.mark.parametrize("t", TYPES, ids=lambda t: t.name)
 @pytest.mark.parametrize("k", [7, 16, 300, 777], ids=lambda k: f"K{k}")
-def test_mul_mat_rows_do_not_depend_on_n(k, t):
+@pytest.mark.parametrize("n", [37, 221], ids=lambda n: f"N{n}")
+def test_mul_mat_rows_do_not_depend_on_n(k, t, n):
     """A row of b gives the same bits alone (the mat-vec path), in a group of 3 and inside a
-    batch of 37 (the packed path): prompt + decode equals one pass, bitwise."""
+    batch of 37 (the thin path on AVX-512) or 221 (the packed path, past one N block): prompt
+    + decode equals one pass, bitwise."""
     rng = np.random.default_rng(k + int(t))
     M = 75
     a = rng.standard_normal((M, k)).astype(np.float32)
-    b = rng.standard_normal((37, k)).astype(np.float32)
+    b = rng.standard_normal((n, k)).astype(np.float32)
     full, aref = _mm(a, b, t, 3)
     _check(full, _ref2d(aref, b, t), k)
-    for lo, hi in ((0, 1), (5, 6), (36, 37), (10, 13), (0, 4)):
+    for lo, hi in ((0, 1), (5, 6), (n - 1, n), (10, 13), (0, 4), (8, 12), (12, 24),
+                   (n - 29, n - 26)):
         part, _ = _mm(a, b[lo:hi], t, 2)
         assert_bitwise(part[0, 0], full[0, 0, lo:hi])
 

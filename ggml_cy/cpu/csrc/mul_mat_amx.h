@@ -57,7 +57,7 @@
 #ifndef MMX_COPY_MISALIGNED
 #define MMX_COPY_MISALIGNED 1
 #endif
-#define MMX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
+#define MMX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16,prfchw")))
 
 /* Bytes of per-thread scratch: the b panel, the zero-padded A copy (32 rows x KC), a C
  * staging tile, the C tiles of one row of 32 x 32 blocks and an aligned A panel (32 rows x
@@ -219,6 +219,22 @@ MMX_TARGET static inline void mmx_c_end(int to_dst, float * d, int64_t ldd, int 
 #define MMX_PREFETCH_B(p) do { } while (0)
 #endif
 
+/* The dst lines of the next 32 x 32 block of this row group (rows n of dst, 128 bytes each,
+ * ldd floats apart), asked for with intent to write while this block's tiles run. The loop
+ * walks a dst row group across m in 128-byte steps, rows a whole dst row (16 KiB at M =
+ * 4096) apart: no hardware prefetcher follows that, so with a short K (4096 x 4096 x 64: 8
+ * tile products per block) every store of C missed to the L3 in turn and a thread wrote C
+ * at ~9 GB/s. Prefetching never faults, so the lines past M or N cost nothing but a slot. */
+#ifndef MMX_PFW
+#define MMX_PFW 1
+#endif
+MMX_TARGET static inline void mmx_prefetch_c(const float * d, int64_t ldd, int nn) {
+    for (int j = 0; j < nn; j++) {
+        __builtin_prefetch(d + j * ldd, 1, 3);
+        __builtin_prefetch(d + j * ldd + 16, 1, 3);
+    }
+}
+
 /* The 32-k chunks [c_lo, c_hi) of A (32 rows at ap, row stride lda bytes) against B (the
  * 16-column groups at bv0 / bv1, 256 dwords per chunk), then the zero-padded tail (32 rows x
  * 32 at `tail`, chunk c_hi of B) when tail != NULL. (Prefetches past the panel's end are
@@ -358,6 +374,7 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
                         const uint32_t * b0 = bv + (j / 16) * gstride + c0 * 256;
                         mmx_c_start(first ? (k0 == 0 ? MMX_C_ZERO : MMX_C_DST) : MMX_C_SCRATCH,
                                     dj, ldd, (int)mm, jn, csj, st);
+                        if (MMX_PFW && last && m0 + 32 < M) mmx_prefetch_c(dj + 32, ldd, jn);
                         mmx_chunks(sap, sla, 0, run_hi - c0, tail_here ? apad : NULL, b0,
                                    b0 + gstride, (int)mm, jn);
                         mmx_c_end(last, dj, ldd, (int)mm, jn, csj, st);
