@@ -32,8 +32,8 @@ static const char * const mode_name[NMODES] = {"full", "packb", "copya", "static
 
 /* One task in the chosen mode: the loops of mmx_gemm down to the part measured. */
 static void task_mode(const ggml_tensor * d, const mm_tasks * g, int64_t t, int mode,
-                      void * work, volatile uint32_t * sink) {
-    if (mode == FULL) { mmx_task(d, g, t, work, NULL); return; }
+                      void * work, volatile uint32_t * sink, int nth) {
+    if (mode == FULL) { mmx_task(d, g, t, work, NULL, nth); return; }
     const ggml_tensor * s0 = d->src[0], * s1 = d->src[1];
     const int64_t K = s0->ne[0];
     const mm_part p = mm_task_part(g, t);
@@ -112,7 +112,7 @@ int main(int argc, char ** argv) {
                 else if (mode == DEALT) mmx_compute_dealt(&d, ctrs, ith, nth, w);
                 else {
                     const mm_tasks g = mm_tasks_of(&d, gm, gn, 32, 8, ith, nth);
-                    for (int64_t t = g.t0; t < g.t1; t++) task_mode(&d, &g, t, mode, w, &sink);
+                    for (int64_t t = g.t0; t < g.t1; t++) task_mode(&d, &g, t, mode, w, &sink, nth);
                 }
                 tt[ith & 255] = now() - st;
             }

@@ -1280,7 +1280,7 @@ static inline int mmx_takes(const ggml_tensor * dst) {
  * converted from its previous task of this job, {batch matrix, n_lo, n_hi} (batch -1:
  * none); a task on the same rows skips converting them again when they make one panel. */
 static inline void mmx_task(const ggml_tensor * dst, const mm_tasks * g, int64_t t,
-                            float * work, int64_t * key) {
+                            float * work, int64_t * key, int nth) {
     const ggml_tensor * src0 = dst->src[0], * src1 = dst->src[1];
     const int64_t K = src0->ne[0];
     const int64_t r2 = dst->ne[2] / src0->ne[2], r3 = dst->ne[3] / src0->ne[3];
@@ -1300,7 +1300,7 @@ static inline void mmx_task(const ggml_tensor * dst, const mm_tasks * g, int64_t
         key[0] = kept ? ib : -1; key[1] = p.n_lo; key[2] = p.n_hi;
     }
     mmx_gemm(a, src0->nb[1], p.m_hi - p.m_lo, b, src1->nb[1], p.n_hi - p.n_lo, K, d,
-             dst->nb[1] / 4, work, ready);
+             dst->nb[1] / 4, work, ready, mmx_pf_c_for(nth));
 }
 
 static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
@@ -1310,7 +1310,7 @@ static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float 
     mmx_grid(M, N, K, nbatch, nth, &gm, &gn);
     const mm_tasks g = mm_tasks_of(dst, gm, gn, 32, 8, ith, nth);   /* mmx_grid's units */
     int64_t key[3] = {-1, 0, 0};
-    for (int64_t t = g.t0; t < g.t1; t++) mmx_task(dst, &g, t, work, key);
+    for (int64_t t = g.t0; t < g.t1; t++) mmx_task(dst, &g, t, work, key, nth);
 }
 
 /* The grid of dealt tile tasks (mmx_compute_dealt): mmx_grid's, and where each N part is one
@@ -1349,7 +1349,7 @@ static inline void mmx_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, in
     int64_t key[3] = {-1, 0, 0};
     int step = 0;
     for (int64_t u; (u = mm_deal_next(ctrs, g.t1, ith, nth, &step)) >= 0; )
-        mmx_task(dst, &g, pm ? mmx_panel_major(&g, u) : u, work, key);
+        mmx_task(dst, &g, pm ? mmx_panel_major(&g, u) : u, work, key, nth);
 }
 #endif
 

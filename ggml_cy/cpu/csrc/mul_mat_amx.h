@@ -225,9 +225,15 @@ MMX_TARGET static inline void mmx_c_end(int to_dst, float * d, int64_t ldd, int 
  * 4096) apart: no hardware prefetcher follows that, so with a short K (4096 x 4096 x 64: 8
  * tile products per block) every store of C missed to the L3 in turn and a thread wrote C
  * at ~9 GB/s. Prefetching never faults, so the lines past M or N cost nothing but a slot. */
-#ifndef MMX_PFW
-#define MMX_PFW 1
+#ifndef MMX_PFW_MAX_THREADS
+#define MMX_PFW_MAX_THREADS 4   /* (0: never) only calls of this many threads or fewer. Round
+                                   w34 (16-core host, bench/csrc/mmx_parts.c, three rounds):
+                                   4096 x 4096 x 64 at 2 threads 4.0-4.2 ms -> 3.6-3.9, at 16
+                                   threads 0.97-1.03 -> 1.15-1.20 (the threads together are at
+                                   the host's store bandwidth: the extra requests only queue);
+                                   1024^3 and 4096 x 1024 x 4096 within noise either way. */
 #endif
+static inline int mmx_pf_c_for(int nth) { return nth <= MMX_PFW_MAX_THREADS; }
 MMX_TARGET static inline void mmx_prefetch_c(const float * d, int64_t ldd, int nn) {
     for (int j = 0; j < nn; j++) {
         __builtin_prefetch(d + j * ldd, 1, 3);
@@ -308,12 +314,13 @@ MMX_TARGET static inline void mmx_chunks(const char * ap, int64_t lda, int64_t c
  * work: mmx_work_bytes() of scratch. Runs on the calling thread (configures and releases
  * the tiles itself). b_ready: the scratch already holds these b rows converted (the same
  * rows of the same b, packed by this thread's previous call of the job); honoured only when
- * they make one panel (N <= MMX_NX, K <= MMX_KC), the only case mmx_gemm leaves whole. */
+ * they make one panel (N <= MMX_NX, K <= MMX_KC), the only case mmx_gemm leaves whole.
+ * pf_c: prefetch dst ahead for writing (mmx_prefetch_c; mmx_pf_c_for picks it). */
 static inline int mmx_one_panel(int64_t N, int64_t K) { return N <= MMX_NX && K <= MMX_KC; }
 
 MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, const char * b,
                                        int64_t ldb, int64_t N, int64_t K, float * d,
-                                       int64_t ldd, void * work, int b_ready) {
+                                       int64_t ldd, void * work, int b_ready, int pf_c) {
     if (M <= 0 || N <= 0) return;
     char * w = (char *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
     uint32_t * bv = (uint32_t *)w;
@@ -374,7 +381,7 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
                         const uint32_t * b0 = bv + (j / 16) * gstride + c0 * 256;
                         mmx_c_start(first ? (k0 == 0 ? MMX_C_ZERO : MMX_C_DST) : MMX_C_SCRATCH,
                                     dj, ldd, (int)mm, jn, csj, st);
-                        if (MMX_PFW && last && m0 + 32 < M) mmx_prefetch_c(dj + 32, ldd, jn);
+                        if (pf_c && last && m0 + 32 < M) mmx_prefetch_c(dj + 32, ldd, jn);
                         mmx_chunks(sap, sla, 0, run_hi - c0, tail_here ? apad : NULL, b0,
                                    b0 + gstride, (int)mm, jn);
                         mmx_c_end(last, dj, ldd, (int)mm, jn, csj, st);
