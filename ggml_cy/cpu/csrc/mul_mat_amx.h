@@ -222,16 +222,19 @@ MMX_TARGET static inline void mmx_c_end(int to_dst, float * d, int64_t ldd, int 
 /* The dst lines of the next 32 x 32 block of this row group (rows n of dst, 128 bytes each,
  * ldd floats apart), asked for with intent to write while this block's tiles run. The loop
  * walks a dst row group across m in 128-byte steps, rows a whole dst row (16 KiB at M =
- * 4096) apart: no hardware prefetcher follows that, so with a short K (4096 x 4096 x 64: 8
- * tile products per block) every store of C missed to the L3 in turn and a thread wrote C
- * at ~9 GB/s. Prefetching never faults, so the lines past M or N cost nothing but a slot. */
+ * 4096) apart, a pattern the hardware prefetchers do not follow; with a short K (4096 x
+ * 4096 x 64: 8 tile products per block) the stores of C set the pace (2 threads wrote the 64
+ * MB of C at ~9 GB/s each in round w33, against ~14 for torch). Prefetching never faults,
+ * so the lines past M or N cost nothing but a slot. */
 #ifndef MMX_PFW_MAX_THREADS
-#define MMX_PFW_MAX_THREADS 4   /* (0: never) only calls of this many threads or fewer. Round
-                                   w34 (16-core host, bench/csrc/mmx_parts.c, three rounds):
-                                   4096 x 4096 x 64 at 2 threads 4.0-4.2 ms -> 3.6-3.9, at 16
-                                   threads 0.97-1.03 -> 1.15-1.20 (the threads together are at
-                                   the host's store bandwidth: the extra requests only queue);
-                                   1024^3 and 4096 x 1024 x 4096 within noise either way. */
+#define MMX_PFW_MAX_THREADS 2   /* (0: never) only calls of this many threads or fewer. The
+                                   16-core host, bench/csrc/mmx_parts.c, static split,
+                                   never / always, three rounds each: 4096 x 4096 x 64 at 2
+                                   threads 4.0-4.2 ms / 3.6-3.9 (w34), 4.9-6.9 / 4.3-5.8
+                                   (w35, a busier host); at 4 threads 3.2-3.5 / 3.6-3.9, at
+                                   16 threads 0.97-1.03 / 1.15-1.20 (w34) and 1.12-1.20 /
+                                   1.02-1.37 (w35): once several threads write C together
+                                   the extra requests only queue. 1024^3 within noise. */
 #endif
 static inline int mmx_pf_c_for(int nth) { return nth <= MMX_PFW_MAX_THREADS; }
 MMX_TARGET static inline void mmx_prefetch_c(const float * d, int64_t ldd, int nn) {
