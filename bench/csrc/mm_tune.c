@@ -13,7 +13,8 @@
  * instead of the static ranges (whoever is free takes the next). MM_TUNE_NDEAL=1 / 2 / 3:
  * the package's entry through the counters (mm_compute_dealt; on 2..4 threads
  * mul_mat_ndeal.h's path) with mm_work_floats_for's scratch, its tasks always dealt / always
- * the timed static split / as the measured lag chooses. */
+ * the timed static split / as the measured lag chooses. MM_TUNE_GV_LLC=BYTES: the
+ * last-level cache the f32 mat-vec's prefetch rule compares with (0: unknown, prefetch). */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -162,6 +163,7 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
 
 int main(int argc, char ** argv) {
     const int nth = argc > 1 ? atoi(argv[1]) : 1;
+    if (getenv("MM_TUNE_GV_LLC")) mm_gv_llc = atoll(getenv("MM_TUNE_GV_LLC"));
     int64_t shapes[16][3] = {{1024, 1024, 1024}, {4096, 64, 4096}, {4096, 1, 4096}};
     int ns = 3;
     if (argc > 4) {

@@ -694,23 +694,6 @@ static int64_t gcy_now_ns(void) {
 
 static void gcy_store_i64(int64_t * p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
 
-/* The last-level cache from sysconf (glibc answers from CPUID): bytes of the highest level
- * it knows (3, else 2), level in *level; 0 when it does not say. ggml_cy.cpu.cacheinfo
- * asks sysfs first and falls back to this. */
-#include <unistd.h>
-static int64_t gcy_sysconf_llc(int * level) {
-    long v = -1;
-    *level = 0;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    v = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (v > 0) { *level = 3; return (int64_t)v; }
-#endif
-#ifdef _SC_LEVEL2_CACHE_SIZE
-    v = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    if (v > 0) { *level = 2; return (int64_t)v; }
-#endif
-    (void)v;
-    return 0;
-}
+#include "llc.h"   /* gcy_sysconf_llc */
 
 #endif

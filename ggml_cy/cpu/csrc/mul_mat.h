@@ -42,6 +42,7 @@
 #include "matvec_repack.h"
 #include "mul_mat_tr16.h"
 #include "mul_mat_amx.h"
+#include "llc.h"
 #if defined(__F16C__) || defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -622,8 +623,9 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
  * read 4096 x 4096 f32 at 17 GB/s on one thread against 31 for a plain read (25 with the rows
  * padded apart). Here rows 8..15 are read MM_GV_SKEW bytes ahead of rows 0..7 and wait in a
  * ring on the stack (in L1) until their k comes: each set then sees 8 lines at a time. Every
- * row is also prefetched into L2 MM_GV_PREFETCH bytes ahead: with a read from DRAM (a cold
- * 64 MB matrix) the hardware streams alone left one thread at 3.1 ms, 2.7 with it.
+ * row is also prefetched into L2 MM_GV_PREFETCH bytes ahead when the matrix exceeds the
+ * last-level cache (mm_gv_prefetch_for): with a read from DRAM (a cold 64 MB matrix) the
+ * hardware streams alone left one thread at 3.1 ms, 2.7 with it.
  * The products are mm_gemv_block's, in its order (the ring only delays loads), so the bits are
  * those of every other path. Needs MM_KC % 16 == 0 (16-element steps run through K without a
  * gap); the K % 16 tail of the last block is read straight from the rows (mm_gv_tail). */
@@ -632,6 +634,22 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
 #ifndef MM_GV_PREFETCH
 #define MM_GV_PREFETCH 2048  /* software prefetch distance into L2, bytes along each row */
 #endif
+
+/* Whether a mat-vec over a matrix of `bytes` prefetches its rows (mm_gemv_block_skew): only
+ * one larger than the last-level cache, or when the cache size is unknown. The prefetch is
+ * for rows coming from DRAM (above); with the matrix in the L3 it costs: the 16-core host,
+ * 4096 x 4096 f32 (64 MB, L3 300 MB) read again and again, 2 threads, four rounds
+ * (bench/csrc/mm_tune.c per distance, round w36): medians 1.63 ms without, 1.75 at 1 KiB,
+ * 1.78 at 2 KiB, 1.92 at 4 KiB, 2.13 at 8 KiB (torch 1.54); one thread 3.6-3.7 ms for 0 to
+ * 2 KiB alike. The cache size is asked once (a race on the first calls only repeats it). */
+static int64_t mm_gv_llc = -1;
+static inline int mm_gv_prefetch_for(int64_t bytes) {
+    if (mm_gv_llc < 0) {
+        int level;
+        mm_gv_llc = gcy_sysconf_llc(&level);
+    }
+    return mm_gv_llc == 0 || bytes > mm_gv_llc;
+}
 
 /* 1 when the 16 rows of a group start in at most 2 distinct L1 sets (64 sets of 64 bytes). */
 static inline int mm_gemv_rows_alias(int64_t nb01) {
@@ -642,7 +660,7 @@ static inline int mm_gemv_rows_alias(int64_t nb01) {
 
 static inline __attribute__((always_inline)) void mm_gemv_block_skew(
         const char * a, int64_t nb01, const char * b, int64_t nb11, char * c,
-        int64_t nb1, int64_t K, int64_t m0, int nr, const int nn) {
+        int64_t nb1, int64_t K, int64_t m0, int nr, const int nn, int pf) {
     const int type = GGML_TYPE_F32;
     const int64_t es = 4;
     const int D = (int)(MM_GV_SKEW / (16 * es));     /* steps rows 8..15 run ahead */
@@ -663,8 +681,9 @@ static inline __attribute__((always_inline)) void mm_gemv_block_skew(
         int64_t k = pc;
         for (; k + 16 <= ke; k += 16) {          /* step k / 16 of nsteps, in order */
             __m512 r[16];
-            for (int i = 0; i < 16; i++)         /* into L2 only (L1 has no room) */
-                _mm_prefetch(rows[i] + k * es + MM_GV_PREFETCH, _MM_HINT_T1);
+            if (pf)                              /* into L2 only (L1 has no room) */
+                for (int i = 0; i < 16; i++)
+                    _mm_prefetch(rows[i] + k * es + MM_GV_PREFETCH, _MM_HINT_T1);
             for (int i = 0; i < 8; i++) r[i] = mm_load16(rows[i], type, k);
             for (int i = 0; i < 8; i++) r[8 + i] = ring[slot][i];
             if (k + 16 * D + 16 <= K)            /* step k / 16 + D is whole: read it now */
@@ -870,7 +889,8 @@ static inline void mm_gemv_task(const ggml_tensor * dst, int64_t i2, int64_t i3,
         }
     }
     if (type == GGML_TYPE_F32 && mm_gemv_rows_alias(nb01)) {      /* (mvf32) */
-#define MM_GV_SKEW_CALL(M, NR, NN) mm_gemv_block_skew(a, nb01, b, nb11, c, nb1, K, M, NR, NN)
+        const int pf = mm_gv_prefetch_for(src0->ne[1] * nb01);
+#define MM_GV_SKEW_CALL(M, NR, NN) mm_gemv_block_skew(a, nb01, b, nb11, c, nb1, K, M, NR, NN, pf)
         MM_GV_FOR_ROWS(MM_GV_SKEW_CALL);
 #undef MM_GV_SKEW_CALL
         return;

@@ -1,0 +1,24 @@
+/* The last-level cache as glibc reports it (one job: shared by the worker pool's users in
+ * Cython and by the mul_mat kernels, which each extension module compiles for itself). */
+#ifndef GGML_CY_LLC_H
+#define GGML_CY_LLC_H
+#include <stdint.h>
+/* The last-level cache from sysconf (glibc answers from CPUID): bytes of the highest level
+ * it knows (3, else 2), level in *level; 0 when it does not say. ggml_cy.cpu.cacheinfo
+ * asks sysfs first and falls back to this. */
+#include <unistd.h>
+static int64_t gcy_sysconf_llc(int * level) {
+    long v = -1;
+    *level = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (v > 0) { *level = 3; return (int64_t)v; }
+#endif
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (v > 0) { *level = 2; return (int64_t)v; }
+#endif
+    (void)v;
+    return 0;
+}
+#endif
