@@ -429,3 +429,13 @@ def test_bf16_same_bits_at_every_level():
         got[level] = p.stdout.split()
     for level, hashes in got.items():
         assert hashes == got[None], level
+
+
+def test_matvec_prefetch_rule_takes_the_measured_llc():
+    """The f32 mat-vec prefetches only matrices beyond the last-level cache; both modules that
+    run mul_mat compare with the size _kernels measured (cacheinfo, GGML_CY_LLC_BYTES)."""
+    from ggml_cy.cpu import _compute, _kernels, _mul_mat
+    llc = _kernels.llc_info()[0]
+    assert llc > 0
+    assert _mul_mat._gv_llc() == llc
+    assert _compute._gv_llc() == llc

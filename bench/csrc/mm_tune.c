@@ -16,6 +16,7 @@
  * the timed static split / as the measured lag chooses. MM_TUNE_GV_LLC=BYTES: the
  * last-level cache the f32 mat-vec's prefetch rule compares with (0: unknown, prefetch). */
 #include <math.h>
+#include "llc.h"
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,7 +164,9 @@ static void run(int64_t M, int64_t N, int64_t K, int type, int nth) {
 
 int main(int argc, char ** argv) {
     const int nth = argc > 1 ? atoi(argv[1]) : 1;
-    if (getenv("MM_TUNE_GV_LLC")) mm_gv_llc = atoll(getenv("MM_TUNE_GV_LLC"));
+    int llc_level;   /* the package takes _kernels' LLC; here glibc's, as its fallback */
+    mm_gv_llc = getenv("MM_TUNE_GV_LLC") ? atoll(getenv("MM_TUNE_GV_LLC"))
+                                         : gcy_sysconf_llc(&llc_level);
     int64_t shapes[16][3] = {{1024, 1024, 1024}, {4096, 64, 4096}, {4096, 1, 4096}};
     int ns = 3;
     if (argc > 4) {

@@ -9,6 +9,18 @@ cdef extern from "mul_mat.h" nogil:
     int mm_ndeal_set(int mode, int lag)
     int mm_ndeal_lag_now()
     int mm_ndeal_on_now()
+    int64_t mm_gv_llc      # the f32 mat-vec's prefetch rule (mm_gv_prefetch_for)
+
+from ggml_cy.cpu._kernels cimport llc_bytes
+
+# The last-level cache _kernels measured at its import, for this module's copy of the rule.
+mm_gv_llc = llc_bytes()
+
+
+def _gv_llc():
+    """Tests: the cache size this module's f32 mat-vec compares a matrix with (0: unknown,
+    rows prefetched)."""
+    return mm_gv_llc
 
 
 cdef inline bint mm_dealt(const ggml_tensor * node, int nt) noexcept nogil:

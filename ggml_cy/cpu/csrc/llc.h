@@ -1,5 +1,6 @@
-/* The last-level cache as glibc reports it (one job: shared by the worker pool's users in
- * Cython and by the mul_mat kernels, which each extension module compiles for itself). */
+/* The last-level cache as glibc reports it, on its own so that C probes outside the package
+ * (bench/csrc/mm_tune.c) can ask it without the worker pool; the package asks it through
+ * gcy_pool.h's users in _kernels (ggml_cy.cpu.cacheinfo's fallback). */
 #ifndef GGML_CY_LLC_H
 #define GGML_CY_LLC_H
 #include <stdint.h>

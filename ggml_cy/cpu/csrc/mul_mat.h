@@ -42,7 +42,6 @@
 #include "matvec_repack.h"
 #include "mul_mat_tr16.h"
 #include "mul_mat_amx.h"
-#include "llc.h"
 #if defined(__F16C__) || defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -75,6 +74,9 @@
 #endif
 /* (MM_KC, MM_NC, MM_MC may be set on the compiler's command line: bench/csrc/mm_tune.c
  * sweeps them; MM_NC must be a multiple of MM_NR and MM_MC of MM_MR.) */
+/* The last-level cache in bytes for the f32 mat-vec's prefetch rule (mm_gv_prefetch_for;
+ * outside the AVX-512 block so every build's module can set it at import). */
+static int64_t mm_gv_llc = 0;
 #define MM_GEMV_MAX_N 4   /* b with at most this many rows per matrix: the mat-vec path */
 
 static inline int64_t mm_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -641,13 +643,10 @@ static inline __attribute__((always_inline)) void mm_gemv_block(
  * 4096 x 4096 f32 (64 MB, L3 300 MB) read again and again, 2 threads, four rounds
  * (bench/csrc/mm_tune.c per distance, round w36): medians 1.63 ms without, 1.75 at 1 KiB,
  * 1.78 at 2 KiB, 1.92 at 4 KiB, 2.13 at 8 KiB (torch 1.54); one thread 3.6-3.7 ms for 0 to
- * 2 KiB alike. The cache size is asked once (a race on the first calls only repeats it). */
-static int64_t mm_gv_llc = -1;
+ * 2 KiB alike. mm_gv_llc: the cache size, set at import by each extension module that
+ * includes this header from the one ggml_cy.cpu._kernels measured (llc_bytes(): sysfs,
+ * sysconf, GGML_CY_LLC_BYTES; _mm_dealt.pxi); 0, unknown, prefetches as before. */
 static inline int mm_gv_prefetch_for(int64_t bytes) {
-    if (mm_gv_llc < 0) {
-        int level;
-        mm_gv_llc = gcy_sysconf_llc(&level);
-    }
     return mm_gv_llc == 0 || bytes > mm_gv_llc;
 }
 
