@@ -9,7 +9,7 @@
  *       bench/csrc/mmx_parts.c -o /tmp/mmx_parts -lm
  *   [MMX_PARTS_OFFSET=16] [MMX_PARTS_GRID=GM,GN] /tmp/mmx_parts NTHREADS M N K
  * OFFSET: a, b and dst that many bytes past a cache line (context tensors are 16-byte
- * aligned); GRID: the grid of the full / packb / copya modes instead of mmx_grid's (static
+ * aligned; MMX_PARTS_OFFSET_C: dst alone at another); GRID: the grid of the full / packb / copya modes instead of mmx_grid's (static
  * and dealt keep the package's). Prints one JSON line per mode, with a hash of the result's bytes (builds with
  * another -DMMX_NX, or other loop variants, must print the same). */
 #include <omp.h>
@@ -33,7 +33,7 @@ static const char * const mode_name[NMODES] = {"full", "packb", "copya", "static
 /* One task in the chosen mode: the loops of mmx_gemm down to the part measured. */
 static void task_mode(const ggml_tensor * d, const mm_tasks * g, int64_t t, int mode,
                       void * work, volatile uint32_t * sink, int nth) {
-    if (mode == FULL) { mmx_task(d, g, t, work, NULL, nth); return; }
+    if (mode == FULL) { mmx_task(d, g, t, work, NULL, nth, mmx_apre_at(d, work)); return; }
     const ggml_tensor * s0 = d->src[0], * s1 = d->src[1];
     const int64_t K = s0->ne[0];
     const mm_part p = mm_task_part(g, t);
@@ -73,7 +73,9 @@ int main(int argc, char ** argv) {
     const size_t off = off_env ? (size_t)atoi(off_env) % 64 / 16 * 16 : 0;
     char * a = (char *)aligned_alloc(64, ((size_t)(M * K * 2) + 127) / 64 * 64) + off;
     char * b = (char *)aligned_alloc(64, ((size_t)(N * K * 4) + 127) / 64 * 64) + off;
-    char * c = (char *)aligned_alloc(64, ((size_t)(M * N * 4) + 127) / 64 * 64) + off;
+    const char * offc_env = getenv("MMX_PARTS_OFFSET_C");   /* dst alone at another offset */
+    const size_t offc = offc_env ? (size_t)atoi(offc_env) % 64 / 16 * 16 : off;
+    char * c = (char *)aligned_alloc(64, ((size_t)(M * N * 4) + 127) / 64 * 64) + offc;
     for (int64_t i = 0; i < M * K; i++) ((uint16_t *)a)[i] = (uint16_t)(0x3f80 + (i % 13));
     for (int64_t i = 0; i < N * K; i++) ((float *)b)[i] = (float)(i % 7) * 0.25f;
     memset(c, 0, (size_t)(M * N * 4));
@@ -90,7 +92,7 @@ int main(int argc, char ** argv) {
     mmx_grid(M, N, K, 1, nth, &gm, &gn);
     const char * grid_env = getenv("MMX_PARTS_GRID");
     if (grid_env) sscanf(grid_env, "%ld,%ld", (long *)&gm, (long *)&gn);
-    const size_t wb = mmx_work_bytes() + 64;
+    const size_t wb = mm_work_floats_for(&d, nth) * 4 + 64;   /* the package's scratch */
     char * work = aligned_alloc(64, (wb + 63) / 64 * 64 * (size_t)nth);
     volatile uint32_t sink = 0;
     enum { REPS = 41 };
@@ -129,10 +131,11 @@ int main(int argc, char ** argv) {
         }
     for (int mode = 0; mode < NMODES; mode++)
         printf("{\"mode\": \"%s\", \"M\": %ld, \"N\": %ld, \"K\": %ld, \"threads\": %d, "
-               "\"offset\": %zu, \"grid\": \"%ld,%ld\", \"median_ms\": %.4f, "
+               "\"offset\": %zu, \"offset_c\": %zu, \"apre\": %d, \"grid\": \"%ld,%ld\", \"median_ms\": %.4f, "
                "\"busiest_ms\": %.4f, \"avg_thread_ms\": %.4f, \"nx\": %d, "
                "\"dst_fnv\": \"%016llx\"}\n",
-               mode_name[mode], (long)M, (long)N, (long)K, nth, off, (long)gm, (long)gn,
+               mode_name[mode], (long)M, (long)N, (long)K, nth, off, offc,
+               mmx_apre_floats(&d) > 0, (long)gm, (long)gn,
                median(wall[mode], REPS) * 1e3, median(busiest[mode], REPS) * 1e3,
                median(avg[mode], REPS) * 1e3, MMX_NX, (unsigned long long)hash[mode]);
     return (int)(sink & 0);

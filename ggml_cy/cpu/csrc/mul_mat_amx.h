@@ -148,6 +148,49 @@ static inline void mmx_pad_a(const char * a, int64_t lda, int64_t mm, int64_t k0
     }
 }
 
+/* A copied once per call (the "prepack"). a rows that are not 64-byte aligned (ggml's
+ * 16-byte arena alignment) are copied sub-block by sub-block into an aligned panel (see
+ * mmx_gemm), once per panel of b: with N over several panels of MMX_NX columns the same a is
+ * copied that many times (1024^3 on 2 threads: each thread's 2 MB of a four times, 0.40-0.44
+ * ms of a 3.4-3.8 ms call in rounds w15 / w16, bench/csrc/mmx_parts.c, offset 16). Where the
+ * caller gives room (mmx_apre_bytes), the full 32-row blocks of a are copied once, in the
+ * same sub-block panels, and every panel of b reads them there. The slot of (32-row block
+ * i, sub-block starting at global 32-k chunk c) is apre + (i * (K / 32) + c) * 2048 bytes,
+ * 32 rows of (chunks in the sub-block) x 64 bytes; tails (K % 32, rows past the last full
+ * block) keep their zero-padded copies. The tiles load the same bytes as from the per-panel
+ * copy or from a itself: no bit changes. */
+#ifndef MMX_APRE_MAX
+#define MMX_APRE_MAX ((size_t)4 << 20)   /* bytes of a copied once at most (per thread) */
+#endif
+static inline size_t mmx_apre_bytes(int64_t M, int64_t K) {
+    return (size_t)(M / 32) * (size_t)(K / 32) * 2048;
+}
+/* 1 when a product of this size copies its a once: a misaligned and more than one panel of
+ * b (the caller's room decides the rest). */
+static inline int mmx_apre_wanted(const char * a, int64_t lda, int64_t M, int64_t N, int64_t K) {
+    return MMX_COPY_MISALIGNED && (((uintptr_t)a | (uintptr_t)lda) & 63) && N > MMX_NX &&
+           M >= 32 && K >= 32;
+}
+/* Copies the full sub-block runs of a's full 32-row blocks into their slots (the loops of
+ * mmx_gemm, without the panels of b). */
+static inline void mmx_prepack_a(const char * a, int64_t lda, int64_t M, int64_t K, char * apre) {
+    const int64_t cstep = MMX_KS / 32, kchunks = K / 32;
+    for (int64_t m0 = 0; m0 + 32 <= M; m0 += 32)
+        for (int64_t k0 = 0; k0 < K; k0 += MMX_KC) {
+            const int64_t kb = K - k0 < MMX_KC ? K - k0 : MMX_KC;
+            const int64_t nfull = kb / 32, has_tail = (kb % 32) != 0, nsub = nfull + has_tail;
+            for (int64_t c0 = 0; c0 < nsub; c0 += cstep) {
+                const int64_t c1 = c0 + cstep < nsub ? c0 + cstep : nsub;
+                const int64_t run_hi = has_tail && c1 == nsub ? c1 - 1 : c1;
+                if (run_hi <= c0) continue;
+                char * slot = apre + ((m0 / 32) * kchunks + k0 / 32 + c0) * 2048;
+                const size_t row = (size_t)(run_hi - c0) * 64;
+                const char * src = a + m0 * lda + (k0 + c0 * 32) * 2;
+                for (int r = 0; r < 32; r++) memcpy(slot + r * row, src + r * lda, row);
+            }
+        }
+}
+
 /* Moves one 16 x 16 C tile between the tile unit's [m][n] and dst's [n][m]:
  * store (to_dst): rows n < nn, columns m < mm of dst at d (row stride ldd floats);
  * load: the same block of dst into tile 't' through the staging buffer st (1 KiB). */
@@ -318,12 +361,15 @@ MMX_TARGET static inline void mmx_chunks(const char * ap, int64_t lda, int64_t c
  * the tiles itself). b_ready: the scratch already holds these b rows converted (the same
  * rows of the same b, packed by this thread's previous call of the job); honoured only when
  * they make one panel (N <= MMX_NX, K <= MMX_KC), the only case mmx_gemm leaves whole.
- * pf_c: prefetch dst ahead for writing (mmx_prefetch_c; mmx_pf_c_for picks it). */
+ * pf_c: prefetch dst ahead for writing (mmx_prefetch_c; mmx_pf_c_for picks it).
+ * apre: NULL, or 64-byte aligned room for mmx_apre_bytes(M, K) bytes: a is then copied
+ * there once when mmx_apre_wanted (instead of once per panel of b). */
 static inline int mmx_one_panel(int64_t N, int64_t K) { return N <= MMX_NX && K <= MMX_KC; }
 
 MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, const char * b,
                                        int64_t ldb, int64_t N, int64_t K, float * d,
-                                       int64_t ldd, void * work, int b_ready, int pf_c) {
+                                       int64_t ldd, void * work, int b_ready, int pf_c,
+                                       char * apre) {
     if (M <= 0 || N <= 0) return;
     char * w = (char *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
     uint32_t * bv = (uint32_t *)w;
@@ -335,6 +381,8 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
         for (int64_t n = 0; n < N; n++) memset(d + n * ldd, 0, (size_t)M * 4);
         return;
     }
+    const int pre = apre != NULL && mmx_apre_wanted(a, lda, M, N, K);
+    if (pre) mmx_prepack_a(a, lda, M, K, apre);
     mmx_config();
     for (int64_t n0 = 0; n0 < N; n0 += MMX_NX) {
         const int64_t nn = N - n0 < MMX_NX ? N - n0 : MMX_NX;
@@ -370,8 +418,11 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
                      * a mat-vec streams its weights once and reads them in place */
                     const char * sap = ap + c0 * 64;
                     int64_t sla = la;
-                    if (MMX_COPY_MISALIGNED && nn > 32 && (((uintptr_t)sap | (uintptr_t)la) & 63) &&
-                        run_hi > c0) {
+                    if (pre && mm == 32 && run_hi > c0) {   /* copied once: its slot */
+                        sap = apre + ((m0 / 32) * (K / 32) + k0 / 32 + c0) * 2048;
+                        sla = (run_hi - c0) * 64;
+                    } else if (MMX_COPY_MISALIGNED && nn > 32 &&
+                               (((uintptr_t)sap | (uintptr_t)la) & 63) && run_hi > c0) {
                         for (int r = 0; r < 32; r++)
                             memcpy(apanel + (size_t)r * MMX_KS * 2, sap + r * la,
                                    (size_t)(run_hi - c0) * 64);
