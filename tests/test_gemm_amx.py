@@ -135,44 +135,6 @@ def test_amx_dealt_tasks_reuse_b_only_for_their_rows(shapes):
         assert_bitwise(got, one[0, 0])
 
 
-def _graph_padded(abits, b, n_threads, pad):
-    """_graph with `pad` int8 elements allocated before a, so that a lands at another offset
-    from a 64-byte line (the arena aligns to 16 bytes); also returns that offset."""
-    ctx = Context(4 * (abits.nbytes + b.nbytes) + 8 * b.shape[-2] * abits.shape[-2] + (16 << 20))
-    if pad:
-        ctx.new_tensor(T.I8, (pad,))
-    ta = ctx.new_tensor(T.BF16, tuple(reversed(abits.shape)))
-    ta.numpy(abits.ndim)[...] = abits
-    tb = ctx.tensor_from(np.ascontiguousarray(b, np.float32))
-    r = ctx.mul_mat(ta, tb)
-    ctx.new_graph().build_forward_expand(r).compute(n_threads)
-    return r.numpy(4), ta.numpy(abits.ndim).ctypes.data % 64
-
-
-@amx
-@pytest.mark.parametrize("mnk", [(96, 300, 600), (70, 260, 2100), (1024, 520, 1024)],
-                         ids=lambda s: "M%dN%dK%d" % s)
-def test_amx_misaligned_a_copied_once_same_bits(mnk):
-    """a off a 64-byte line with b over several 128-row panels: the 32-row blocks of a are
-    copied once per task (mmx_prepack_a, in the thread's scratch) instead of once per panel;
-    every offset of a gives the bits of the aligned case, on 1, 2 and 3 threads."""
-    M, N, K = mnk
-    rng = np.random.default_rng(M + N + K)
-    abits, aref = _bf16(rng.standard_normal((M, K)).astype(np.float32))
-    b = rng.standard_normal((N, K)).astype(np.float32)
-    first, offsets = None, set()
-    for pad in (16, 32, 48, 64):
-        for nt in (1, 2, 3):
-            got, off = _graph_padded(abits, b, nt, pad)
-            offsets.add(off)
-            if first is None:
-                first = got
-                _check(got, (_bf16(b)[1] @ aref.T)[None, None], K)
-            else:
-                assert_bitwise(got, first)
-    assert len(offsets - {0}) >= 2, offsets        # misaligned offsets were reached
-
-
 def test_no_amx_switch():
     """GGML_CY_NO_AMX=1 turns the tiles off (any CPU: then amx_ready() is False)."""
     from _child import ENV, HOME       # the child imports the ggml_cy under test

@@ -33,7 +33,7 @@ static const char * const mode_name[NMODES] = {"full", "packb", "copya", "static
 /* One task in the chosen mode: the loops of mmx_gemm down to the part measured. */
 static void task_mode(const ggml_tensor * d, const mm_tasks * g, int64_t t, int mode,
                       void * work, volatile uint32_t * sink, int nth) {
-    if (mode == FULL) { mmx_task(d, g, t, work, NULL, nth, mmx_apre_at(d, work)); return; }
+    if (mode == FULL) { mmx_task(d, g, t, work, NULL, nth); return; }
     const ggml_tensor * s0 = d->src[0], * s1 = d->src[1];
     const int64_t K = s0->ne[0];
     const mm_part p = mm_task_part(g, t);
@@ -41,10 +41,11 @@ static void task_mode(const ggml_tensor * d, const mm_tasks * g, int64_t t, int 
     const char * b = (const char *)s1->data + p.n_lo * s1->nb[1];
     const int64_t M = p.m_hi - p.m_lo, N = p.n_hi - p.n_lo, lda = s0->nb[1];
     char * w = (char *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
-    for (int64_t n0 = 0; n0 < N; n0 += MMX_NX) {
-        const int64_t nn = N - n0 < MMX_NX ? N - n0 : MMX_NX;
-        for (int64_t k0 = 0; k0 < K; k0 += MMX_KC) {
-            const int64_t kb = K - k0 < MMX_KC ? K - k0 : MMX_KC;
+    const int64_t nx = mmx_panel_cols(N), kc = mmx_panel_k(nx);
+    for (int64_t n0 = 0; n0 < N; n0 += nx) {
+        const int64_t nn = N - n0 < nx ? N - n0 : nx;
+        for (int64_t k0 = 0; k0 < K; k0 += kc) {
+            const int64_t kb = K - k0 < kc ? K - k0 : kc;
             if (mode == PACKB) {
                 mmx_pack_b(b + n0 * s1->nb[1], s1->nb[1], nn, k0, kb, (uint32_t *)w);
                 *sink += ((uint32_t *)w)[0];
@@ -131,11 +132,11 @@ int main(int argc, char ** argv) {
         }
     for (int mode = 0; mode < NMODES; mode++)
         printf("{\"mode\": \"%s\", \"M\": %ld, \"N\": %ld, \"K\": %ld, \"threads\": %d, "
-               "\"offset\": %zu, \"offset_c\": %zu, \"apre\": %d, \"grid\": \"%ld,%ld\", \"median_ms\": %.4f, "
+               "\"offset\": %zu, \"offset_c\": %zu, \"panel_elems\": %d, \"grid\": \"%ld,%ld\", \"median_ms\": %.4f, "
                "\"busiest_ms\": %.4f, \"avg_thread_ms\": %.4f, \"nx\": %d, "
                "\"dst_fnv\": \"%016llx\"}\n",
                mode_name[mode], (long)M, (long)N, (long)K, nth, off, offc,
-               mmx_apre_floats(&d) > 0, (long)gm, (long)gn,
+               (int)MMX_PANEL_ELEMS, (long)gm, (long)gn,
                median(wall[mode], REPS) * 1e3, median(busiest[mode], REPS) * 1e3,
                median(avg[mode], REPS) * 1e3, MMX_NX, (unsigned long long)hash[mode]);
     return (int)(sink & 0);

@@ -29,7 +29,7 @@ static void run(const uint16_t *a, int64_t M, const float *b, int64_t N, int64_t
         if (m0 >= M || n0 >= N) continue;
         const int64_t mm = M - m0 < ms ? M - m0 : ms, nn = N - n0 < ns ? N - n0 : ns;
         mmx_gemm((const char *)(a + m0 * K), K * 2, mm, (const char *)(b + n0 * K), K * 4, nn, K,
-                 d + n0 * M + m0, M, works[omp_get_thread_num()], 0, 1, NULL);
+                 d + n0 * M + m0, M, works[omp_get_thread_num()], 0, 1);
     }
 }
 

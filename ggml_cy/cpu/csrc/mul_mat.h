@@ -1295,30 +1295,11 @@ static inline int mmx_takes(const ggml_tensor * dst) {
            b->nb[0] == 4 && dst->nb[0] == 4 && mm_bf16_amx();
 }
 
-/* Floats of scratch past mm_work_floats_per_thread() for copying a once (mmx_prepack_a) in
- * a product on the tiles: all of a matrix of a (no task has more rows), when it may span
- * several panels of b and is at most MMX_APRE_MAX bytes; else 0. Shapes only, not the
- * thread count, so a graph's plan made for more threads holds it too. */
-static inline size_t mmx_apre_floats(const ggml_tensor * dst) {
-    if (!mmx_takes(dst)) return 0;
-    const int64_t M = dst->ne[0], N = dst->ne[1], K = dst->src[0]->ne[0];
-    if (N <= MMX_NX || M < 32 || K < 32) return 0;
-    const size_t bytes = mmx_apre_bytes(M, K);
-    return bytes <= MMX_APRE_MAX ? bytes / 4 + 16 : 0;
-}
-
-/* The room for the copy of a in a thread's scratch (mm_work_floats_for's), or NULL. */
-static inline char * mmx_apre_at(const ggml_tensor * dst, float * work) {
-    if (!mmx_apre_floats(dst)) return NULL;
-    return (char *)(((uintptr_t)(work + mm_work_floats_per_thread()) + 63) & ~(uintptr_t)63);
-}
-
 /* Task t of grid g on the tiles. key (NULL: none): which b rows the thread's scratch holds
  * converted from its previous task of this job, {batch matrix, n_lo, n_hi} (batch -1:
- * none); a task on the same rows skips converting them again when they make one panel.
- * apre: mmx_apre_at's room (or NULL). */
+ * none); a task on the same rows skips converting them again when they make one panel. */
 static inline void mmx_task(const ggml_tensor * dst, const mm_tasks * g, int64_t t,
-                            float * work, int64_t * key, int nth, char * apre) {
+                            float * work, int64_t * key, int nth) {
     const ggml_tensor * src0 = dst->src[0], * src1 = dst->src[1];
     const int64_t K = src0->ne[0];
     const int64_t r2 = dst->ne[2] / src0->ne[2], r3 = dst->ne[3] / src0->ne[3];
@@ -1338,7 +1319,7 @@ static inline void mmx_task(const ggml_tensor * dst, const mm_tasks * g, int64_t
         key[0] = kept ? ib : -1; key[1] = p.n_lo; key[2] = p.n_hi;
     }
     mmx_gemm(a, src0->nb[1], p.m_hi - p.m_lo, b, src1->nb[1], p.n_hi - p.n_lo, K, d,
-             dst->nb[1] / 4, work, ready, mmx_pf_c_for(nth), apre);
+             dst->nb[1] / 4, work, ready, mmx_pf_c_for(nth));
 }
 
 static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float * work) {
@@ -1348,8 +1329,7 @@ static inline void mmx_compute(const ggml_tensor * dst, int ith, int nth, float 
     mmx_grid(M, N, K, nbatch, nth, &gm, &gn);
     const mm_tasks g = mm_tasks_of(dst, gm, gn, 32, 8, ith, nth);   /* mmx_grid's units */
     int64_t key[3] = {-1, 0, 0};
-    char * apre = mmx_apre_at(dst, work);
-    for (int64_t t = g.t0; t < g.t1; t++) mmx_task(dst, &g, t, work, key, nth, apre);
+    for (int64_t t = g.t0; t < g.t1; t++) mmx_task(dst, &g, t, work, key, nth);
 }
 
 /* The grid of dealt tile tasks (mmx_compute_dealt): mmx_grid's, and where each N part is one
@@ -1387,9 +1367,8 @@ static inline void mmx_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, in
     const mm_tasks g = mm_tasks_of(dst, gm, gn, 32, 8, 0, 1);       /* every task */
     int64_t key[3] = {-1, 0, 0};
     int step = 0;
-    char * apre = mmx_apre_at(dst, work);
     for (int64_t u; (u = mm_deal_next(ctrs, g.t1, ith, nth, &step)) >= 0; )
-        mmx_task(dst, &g, pm ? mmx_panel_major(&g, u) : u, work, key, nth, apre);
+        mmx_task(dst, &g, pm ? mmx_panel_major(&g, u) : u, work, key, nth);
 }
 #endif
 

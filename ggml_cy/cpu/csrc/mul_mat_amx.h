@@ -11,7 +11,7 @@
  *    weights are never packed and a mat-vec streams them once; the last partial 32-k chunk
  *    and the rows past M come from a small zero-padded copy;
  *  - B operand: b converted to bf16 pairs and transposed in 32-bit units (the "VNNI" tile
- *    layout: tile row p holds the pair (2p, 2p+1) of 16 columns n), MMX_NX columns x one K
+ *    layout: tile row p holds the pair (2p, 2p+1) of 16 columns n), a panel of columns x one K
  *    block at a time in the thread's scratch;
  *  - C: 2 x 2 tiles (32 m x 32 n); a K block's partial sums go through dst itself (f32, so
  *    nothing is rounded on the way), transposed from the tiles' [m][n] with mm_tr16.
@@ -40,13 +40,21 @@
 #include "mul_mat_tr16.h"
 
 #ifndef MMX_NX
-#define MMX_NX 128      /* columns of b per packed panel (a multiple of 32). 256 (a re-read
-                           half as often) measured within the host's noise of 128 (round w17,
-                           bench/csrc/mmx_parts.c), as did a software prefetch of the next
-                           sub-block's a rows (slower as often as faster) and tile loads
-                           interleaved with the products (w16). */
+#define MMX_NX 128      /* the most columns of b in one packed panel (a multiple of 32); a
+                           narrower b takes a panel of its own width (mmx_panel_cols). 256 (a
+                           re-read half as often) measured within the host's noise of 128
+                           (round w17, bench/csrc/mmx_parts.c), as did a software prefetch of
+                           the next sub-block's a rows (slower as often as faster) and tile
+                           loads interleaved with the products (w16). */
 #endif
-#define MMX_KC 2048     /* K block: a 128 x 2048 bf16 panel of b is 512 KiB (L2) */
+#ifndef MMX_KC
+#define MMX_KC 2048     /* the longest K block (a multiple of MMX_KS) */
+#endif
+#ifndef MMX_PANEL_ELEMS
+#define MMX_PANEL_ELEMS (128 * 2048)   /* bf16 values of b in one panel (512 KiB: L2); a
+                                          panel of nx columns takes K blocks of
+                                          mmx_panel_k(nx) */
+#endif
 #ifndef MMX_KS
 #define MMX_KS 512      /* k per sub-block: the A panel (32 x 512 bf16, 32 KiB) stays in L1
                            while the panel's column pairs pass. Device round amx4 (16-core
@@ -57,13 +65,29 @@
 #ifndef MMX_COPY_MISALIGNED
 #define MMX_COPY_MISALIGNED 1
 #endif
+_Static_assert(MMX_NX % 32 == 0 && MMX_KC % MMX_KS == 0 && MMX_KS % 32 == 0 &&
+               (int64_t)MMX_NX * MMX_KS <= MMX_PANEL_ELEMS, "AMX panel sizes");
+
+/* The columns of b in one panel for a product of N rows of b (N >= 1), and the K block that
+ * a panel of nx columns takes (a whole number of sub-blocks, at most MMX_KC, the panel within
+ * MMX_PANEL_ELEMS). The K blocks change no bit: a block's sums pass through dst as f32. */
+static inline int64_t mmx_panel_cols(int64_t N) {
+    const int64_t n = (N + 31) & ~(int64_t)31;
+    return n < MMX_NX ? (n > 0 ? n : 32) : MMX_NX;
+}
+static inline int64_t mmx_panel_k(int64_t nx) {
+    int64_t k = (int64_t)MMX_PANEL_ELEMS / nx / MMX_KS * MMX_KS;
+    return k > MMX_KC ? MMX_KC : k < MMX_KS ? MMX_KS : k;
+}
+
 #define MMX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16,prfchw")))
 
 /* Bytes of per-thread scratch: the b panel, the zero-padded A copy (32 rows x KC), a C
  * staging tile, the C tiles of one row of 32 x 32 blocks and an aligned A panel (32 rows x
  * MMX_KS), plus alignment slack. */
+#define MMX_BV_BYTES ((size_t)MMX_PANEL_ELEMS * 2)
 static inline size_t mmx_work_bytes(void) {
-    return (size_t)MMX_NX * MMX_KC * 2 + (size_t)32 * MMX_KC * 2 + 1024 +
+    return MMX_BV_BYTES + (size_t)32 * MMX_KC * 2 + 1024 +
            (size_t)MMX_NX / 32 * 4096 + (size_t)32 * MMX_KS * 2 + 256;
 }
 
@@ -104,7 +128,7 @@ MMX_TARGET static inline void mmx_config(void) {
 
 /* Packs b rows [0, nn) (f32, adjacent along K, row stride ldb bytes) x k [k0, k0 + kb) into
  * bv: for each group of 16 rows, kb32/2 tile rows of 16 dwords (kb32 = kb rounded up to 32;
- * pairs past kb and rows past nn are zero). nn <= MMX_NX. */
+ * pairs past kb and rows past nn are zero). nn x kb32 <= MMX_PANEL_ELEMS. */
 MMX_TARGET static inline void mmx_pack_b(const char * b, int64_t ldb, int64_t nn, int64_t k0,
                                          int64_t kb, uint32_t * bv) {
     const int64_t kb32 = (kb + 31) & ~(int64_t)31;
@@ -146,49 +170,6 @@ static inline void mmx_pad_a(const char * a, int64_t lda, int64_t mm, int64_t k0
             memset(out, 0, (size_t)kb32 * 2);
         }
     }
-}
-
-/* A copied once per call (the "prepack"). a rows that are not 64-byte aligned (ggml's
- * 16-byte arena alignment) are copied sub-block by sub-block into an aligned panel (see
- * mmx_gemm), once per panel of b: with N over several panels of MMX_NX columns the same a is
- * copied that many times (1024^3 on 2 threads: each thread's 2 MB of a four times, 0.40-0.44
- * ms of a 3.4-3.8 ms call in rounds w15 / w16, bench/csrc/mmx_parts.c, offset 16). Where the
- * caller gives room (mmx_apre_bytes), the full 32-row blocks of a are copied once, in the
- * same sub-block panels, and every panel of b reads them there. The slot of (32-row block
- * i, sub-block starting at global 32-k chunk c) is apre + (i * (K / 32) + c) * 2048 bytes,
- * 32 rows of (chunks in the sub-block) x 64 bytes; tails (K % 32, rows past the last full
- * block) keep their zero-padded copies. The tiles load the same bytes as from the per-panel
- * copy or from a itself: no bit changes. */
-#ifndef MMX_APRE_MAX
-#define MMX_APRE_MAX ((size_t)4 << 20)   /* bytes of a copied once at most (per thread) */
-#endif
-static inline size_t mmx_apre_bytes(int64_t M, int64_t K) {
-    return (size_t)(M / 32) * (size_t)(K / 32) * 2048;
-}
-/* 1 when a product of this size copies its a once: a misaligned and more than one panel of
- * b (the caller's room decides the rest). */
-static inline int mmx_apre_wanted(const char * a, int64_t lda, int64_t M, int64_t N, int64_t K) {
-    return MMX_COPY_MISALIGNED && (((uintptr_t)a | (uintptr_t)lda) & 63) && N > MMX_NX &&
-           M >= 32 && K >= 32;
-}
-/* Copies the full sub-block runs of a's full 32-row blocks into their slots (the loops of
- * mmx_gemm, without the panels of b). */
-static inline void mmx_prepack_a(const char * a, int64_t lda, int64_t M, int64_t K, char * apre) {
-    const int64_t cstep = MMX_KS / 32, kchunks = K / 32;
-    for (int64_t m0 = 0; m0 + 32 <= M; m0 += 32)
-        for (int64_t k0 = 0; k0 < K; k0 += MMX_KC) {
-            const int64_t kb = K - k0 < MMX_KC ? K - k0 : MMX_KC;
-            const int64_t nfull = kb / 32, has_tail = (kb % 32) != 0, nsub = nfull + has_tail;
-            for (int64_t c0 = 0; c0 < nsub; c0 += cstep) {
-                const int64_t c1 = c0 + cstep < nsub ? c0 + cstep : nsub;
-                const int64_t run_hi = has_tail && c1 == nsub ? c1 - 1 : c1;
-                if (run_hi <= c0) continue;
-                char * slot = apre + ((m0 / 32) * kchunks + k0 / 32 + c0) * 2048;
-                const size_t row = (size_t)(run_hi - c0) * 64;
-                const char * src = a + m0 * lda + (k0 + c0 * 32) * 2;
-                for (int r = 0; r < 32; r++) memcpy(slot + r * row, src + r * lda, row);
-            }
-        }
 }
 
 /* Moves one 16 x 16 C tile between the tile unit's [m][n] and dst's [n][m]:
@@ -360,34 +341,32 @@ MMX_TARGET static inline void mmx_chunks(const char * ap, int64_t lda, int64_t c
  * work: mmx_work_bytes() of scratch. Runs on the calling thread (configures and releases
  * the tiles itself). b_ready: the scratch already holds these b rows converted (the same
  * rows of the same b, packed by this thread's previous call of the job); honoured only when
- * they make one panel (N <= MMX_NX, K <= MMX_KC), the only case mmx_gemm leaves whole.
- * pf_c: prefetch dst ahead for writing (mmx_prefetch_c; mmx_pf_c_for picks it).
- * apre: NULL, or 64-byte aligned room for mmx_apre_bytes(M, K) bytes: a is then copied
- * there once when mmx_apre_wanted (instead of once per panel of b). */
-static inline int mmx_one_panel(int64_t N, int64_t K) { return N <= MMX_NX && K <= MMX_KC; }
+ * they make one panel (mmx_one_panel), the only case mmx_gemm leaves whole.
+ * pf_c: prefetch dst ahead for writing (mmx_prefetch_c; mmx_pf_c_for picks it). */
+static inline int mmx_one_panel(int64_t N, int64_t K) {
+    return N <= MMX_NX && K <= mmx_panel_k(mmx_panel_cols(N));
+}
 
 MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, const char * b,
                                        int64_t ldb, int64_t N, int64_t K, float * d,
-                                       int64_t ldd, void * work, int b_ready, int pf_c,
-                                       char * apre) {
+                                       int64_t ldd, void * work, int b_ready, int pf_c) {
     if (M <= 0 || N <= 0) return;
     char * w = (char *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
     uint32_t * bv = (uint32_t *)w;
-    uint16_t * apad = (uint16_t *)(w + (size_t)MMX_NX * MMX_KC * 2);
-    float * st = (float *)(w + (size_t)MMX_NX * MMX_KC * 2 + (size_t)32 * MMX_KC * 2);
+    uint16_t * apad = (uint16_t *)(w + MMX_BV_BYTES);
+    float * st = (float *)(w + MMX_BV_BYTES + (size_t)32 * MMX_KC * 2);
     float * cs = st + 256;      /* MMX_NX / 32 blocks of 4 C tiles (16 KiB) */
     char * apanel = (char *)(cs + (MMX_NX / 32) * 1024);   /* 32 rows x MMX_KS, aligned */
     if (K <= 0) {
         for (int64_t n = 0; n < N; n++) memset(d + n * ldd, 0, (size_t)M * 4);
         return;
     }
-    const int pre = apre != NULL && mmx_apre_wanted(a, lda, M, N, K);
-    if (pre) mmx_prepack_a(a, lda, M, K, apre);
     mmx_config();
-    for (int64_t n0 = 0; n0 < N; n0 += MMX_NX) {
-        const int64_t nn = N - n0 < MMX_NX ? N - n0 : MMX_NX;
-        for (int64_t k0 = 0; k0 < K; k0 += MMX_KC) {
-            const int64_t kb = K - k0 < MMX_KC ? K - k0 : MMX_KC;
+    const int64_t nx = mmx_panel_cols(N), kc = mmx_panel_k(nx);
+    for (int64_t n0 = 0; n0 < N; n0 += nx) {
+        const int64_t nn = N - n0 < nx ? N - n0 : nx;
+        for (int64_t k0 = 0; k0 < K; k0 += kc) {
+            const int64_t kb = K - k0 < kc ? K - k0 : kc;
             const int64_t kb32 = (kb + 31) & ~(int64_t)31, gstride = (kb32 / 2) * 16;
             const int64_t nfull = kb / 32;
             if (!(b_ready && mmx_one_panel(N, K))) mmx_pack_b(b + n0 * ldb, ldb, nn, k0, kb, bv);
@@ -418,11 +397,8 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
                      * a mat-vec streams its weights once and reads them in place */
                     const char * sap = ap + c0 * 64;
                     int64_t sla = la;
-                    if (pre && mm == 32 && run_hi > c0) {   /* copied once: its slot */
-                        sap = apre + ((m0 / 32) * (K / 32) + k0 / 32 + c0) * 2048;
-                        sla = (run_hi - c0) * 64;
-                    } else if (MMX_COPY_MISALIGNED && nn > 32 &&
-                               (((uintptr_t)sap | (uintptr_t)la) & 63) && run_hi > c0) {
+                    if (MMX_COPY_MISALIGNED && nn > 32 && (((uintptr_t)sap | (uintptr_t)la) & 63) &&
+                        run_hi > c0) {
                         for (int r = 0; r < 32; r++)
                             memcpy(apanel + (size_t)r * MMX_KS * 2, sap + r * la,
                                    (size_t)(run_hi - c0) * 64);
@@ -463,7 +439,7 @@ static inline void mmx_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int
             const int64_t per = (ntasks + nth - 1) / nth;
             const double mt = (double)((mtiles + gm - 1) / gm * 32);
             const double nt = (double)((ntiles + gn - 1) / gn * 8);
-            const double panels = (double)(((int64_t)nt + MMX_NX - 1) / MMX_NX);
+            const double panels = (double)(((int64_t)nt + MMX_NX - 1) / MMX_NX);   /* a's passes */
             const double cost = (double)per * (2.0 * mt * nt * (double)K / 1024.0 +
                                                0.15 * nt * (double)K + 0.03 * mt * (double)K * panels);
             if (best < 0 || cost < best * 0.999) { best = cost; best_gm = gm; best_gn = gn; }

@@ -112,23 +112,17 @@ static inline int mm_ndeal_takes(const ggml_tensor * dst, int nth) {
 }
 
 /* Floats of scratch per thread for dst on nth threads: mm_work_floats_per_thread(), plus the
- * copy of the whole operand where this path is taken, or the room for the AMX engine's copy
- * of a (mmx_apre_floats; both start at the same place: one product takes one path). */
+ * copy of the whole operand where this path is taken. */
 static inline size_t mm_work_floats_for(const ggml_tensor * dst, int nth) {
     mm_ndeal_plan p;
     const size_t base = mm_work_floats_per_thread();
-    size_t extra = mm_ndeal_plan_of(dst, nth, &p) ? p.pre + 16 : 0;
-#if defined(MMX_BUILT)
-    const size_t x = mmx_apre_floats(dst);
-    if (x > extra) extra = x;
-#endif
-    return base + extra;
+    return mm_ndeal_plan_of(dst, nth, &p) ? base + p.pre + 16 : base;
 }
 
 /* The most mm_work_floats_for(dst, t) over t = 1..nth (a graph plans its scratch before it
  * knows how many threads a step gets). */
 static inline size_t mm_work_floats_upto(const ggml_tensor * dst, int nth) {
-    size_t most = mm_work_floats_for(dst, 1);
+    size_t most = mm_work_floats_per_thread();
     for (int t = 2; t <= nth && t <= MM_NDEAL_MAX_THREADS; t++) {
         const size_t w = mm_work_floats_for(dst, t);
         if (w > most) most = w;
