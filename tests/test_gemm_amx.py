@@ -106,15 +106,17 @@ def test_amx_special_values():
 
 # (a shape, b shape) in numpy order: batches with ggml's broadcast of a; a matrix whose tasks
 # at 9 and 12 threads (11 parts of 96 rows per panel of b) give shares that cross from one
-# panel to the next; K past one panel (2100 > MMX_KC: mmx_grid's grid, no reuse)
+# panel to the next; K past one panel (2100 > MMX_KC: mmx_grid's grid, no reuse); b of
+# several panels per thread at 2 and 3 threads (N parts cut to one panel each)
 DEALT_SHAPES = [((2, 1, 300, 200), (2, 3, 100, 200)), ((1, 1, 1024, 512), (1, 1, 256, 512)),
-                ((1, 2, 64, 96), (3, 2, 5, 96)), ((1, 1, 520, 2100), (1, 1, 70, 2100))]
+                ((1, 2, 64, 96), (3, 2, 5, 96)), ((1, 1, 520, 2100), (1, 1, 70, 2100)),
+                ((1, 1, 200, 300), (1, 1, 600, 300))]
 
 
 @amx
 @pytest.mark.parametrize("shapes", DEALT_SHAPES, ids=lambda s: "x".join(map(str, s[1])))
 def test_amx_dealt_tasks_reuse_b_only_for_their_rows(shapes):
-    """From 9 threads the tile tasks are dealt panel by panel (mmx_compute_dealt): a thread
+    """From 2 threads the tile tasks are dealt panel by panel (mmx_compute_dealt): a thread
     skips converting b when its next task has the same rows of the same batch matrix, and
     only then; every split gives one thread's bits (and the static split's)."""
     from ggml_cy.cpu import _kernels
@@ -123,7 +125,7 @@ def test_amx_dealt_tasks_reuse_b_only_for_their_rows(shapes):
     abits, _ = _bf16(rng.standard_normal(ashape).astype(np.float32))
     b = rng.standard_normal(bshape).astype(np.float32)
     one = _graph(abits, b, 1)
-    for nt in (2, 9, 12, 16):
+    for nt in (2, 3, 9, 12, 16):
         assert_bitwise(_graph(abits, b, nt), one)
     old = _kernels._set_mm_dealing(False)
     try:
@@ -133,6 +135,44 @@ def test_amx_dealt_tasks_reuse_b_only_for_their_rows(shapes):
     if len(ashape) == 4 and ashape[:2] == (1, 1):
         got = ggml_cy.mul_mat(abits[0, 0], b[0, 0], "bf16", n_threads=16)
         assert_bitwise(got, one[0, 0])
+
+
+def _graph_padded(abits, b, n_threads, pad):
+    """_graph with `pad` int8 elements allocated before a, so that a lands at another offset
+    from a 64-byte line (the arena aligns to 16 bytes); also returns that offset."""
+    ctx = Context(4 * (abits.nbytes + b.nbytes) + 8 * b.shape[-2] * abits.shape[-2] + (16 << 20))
+    if pad:
+        ctx.new_tensor(T.I8, (pad,))
+    ta = ctx.new_tensor(T.BF16, tuple(reversed(abits.shape)))
+    ta.numpy(abits.ndim)[...] = abits
+    tb = ctx.tensor_from(np.ascontiguousarray(b, np.float32))
+    r = ctx.mul_mat(ta, tb)
+    ctx.new_graph().build_forward_expand(r).compute(n_threads)
+    return r.numpy(4), ta.numpy(abits.ndim).ctypes.data % 64
+
+
+@amx
+@pytest.mark.parametrize("mnk", [(96, 300, 600), (70, 260, 2100), (1024, 520, 1024)],
+                         ids=lambda s: "M%dN%dK%d" % s)
+def test_amx_misaligned_a_same_bits(mnk):
+    """a off a 64-byte line (copied sub-block by sub-block into an aligned panel) with b over
+    several panels: every offset of a gives the bits of the aligned case, on 1, 2 and 3
+    threads (static and dealt splits)."""
+    M, N, K = mnk
+    rng = np.random.default_rng(M + N + K)
+    abits, aref = _bf16(rng.standard_normal((M, K)).astype(np.float32))
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    first, offsets = None, set()
+    for pad in (16, 32, 48, 64):
+        for nt in (1, 2, 3):
+            got, off = _graph_padded(abits, b, nt, pad)
+            offsets.add(off)
+            if first is None:
+                first = got
+                _check(got, (_bf16(b)[1] @ aref.T)[None, None], K)
+            else:
+                assert_bitwise(got, first)
+    assert len(offsets - {0}) >= 2, offsets        # misaligned offsets were reached
 
 
 def test_no_amx_switch():

@@ -2,7 +2,8 @@
 # (csrc/mul_mat.h, mm_compute_dealt) instead of ggml's plain static split: from 9 threads on
 # (_kernels.mm_deals: tasks dealt), and on 2..4 threads where csrc/mul_mat_ndeal.h takes the
 # product (each call the static split, timed, or -- while that split has been seen to lag --
-# tasks dealt with b whole in each thread's scratch: mm_work_floats_for). Included by the
+# tasks dealt with b whole in each thread's scratch: mm_work_floats_for), and on 2 threads
+# and more for bf16 weights on the AMX tiles (mm_amx_takes). Included by the
 # modules that run mul_mat (_compute, _mul_mat) after their `cdef extern from "mul_mat.h"`;
 # each of them keeps its own running lag (the functions below act on this module's).
 cdef extern from "mul_mat.h" nogil:
@@ -10,6 +11,7 @@ cdef extern from "mul_mat.h" nogil:
     int mm_ndeal_lag_now()
     int mm_ndeal_on_now()
     int64_t mm_gv_llc      # the f32 mat-vec's prefetch rule (mm_gv_prefetch_for)
+    int mm_amx_takes(const ggml_tensor * dst)
 
 from ggml_cy.cpu._kernels cimport llc_bytes
 
@@ -24,7 +26,8 @@ def _gv_llc():
 
 
 cdef inline bint mm_dealt(const ggml_tensor * node, int nt) noexcept nogil:
-    return mm_deals(nt) or (mm_deals_few(nt) and mm_ndeal_takes(node, nt) != 0)
+    return mm_deals(nt) or (mm_deals_few(nt) and (mm_ndeal_takes(node, nt) != 0
+                                                  or mm_amx_takes(node) != 0))
 
 
 def _set_ndeal(int mode, int lag=-1):

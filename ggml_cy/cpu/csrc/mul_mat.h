@@ -1347,6 +1347,14 @@ static inline void mmx_grid_dealt(int64_t M, int64_t N, int64_t K, int64_t nbatc
     const int64_t mtiles = mm_cdiv(M, 32), nt = mm_cdiv(mm_cdiv(N, 8), *gn) * 8;
     *panel_major = mmx_one_panel(nt, K);
     if (*panel_major) *gm = *gm * MMX_DEAL_SPLIT < mtiles ? *gm * MMX_DEAL_SPLIT : mtiles;
+    else if (nt > MMX_NX) {
+        /* N parts of several panels: one panel each (a task converts its panel of b and
+         * streams its a rows once, as inside the larger part), so that a thread that is
+         * free takes whole panels of a slow thread's share (2 threads, 1024^3: 8 tasks
+         * instead of 2; the slow thread of a pair ran its half 1.3x the average, round w39) */
+        const int64_t parts = mm_cdiv(N, MMX_NX);
+        if (parts > *gn) *gn = parts;
+    }
 }
 
 /* Task u of g in panel-major order: per batch matrix, the M parts of N part 0, then of N
@@ -1371,6 +1379,20 @@ static inline void mmx_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, in
         mmx_task(dst, &g, pm ? mmx_panel_major(&g, u) : u, work, key, nth);
 }
 #endif
+
+/* 1 when dst runs on the AMX tiles (mmx_takes); its tasks are then dealt from 2 threads on
+ * (_mm_dealt.pxi): the tiles of one core run at about half speed while its sibling
+ * hyperthread (another tenant on a shared host) uses them too, and a static split of two
+ * waits for that core (round w39: in slow calls the busiest of 2 threads took 1.1-1.3x the
+ * average). */
+static inline int mm_amx_takes(const ggml_tensor * dst) {
+#if defined(MMX_BUILT)
+    return mmx_takes(dst);
+#else
+    (void)dst;
+    return 0;
+#endif
+}
 
 /* The mat-vec path's units [t0, t1): chunks of 16 rows of a over batch x M, in order. */
 static inline void mm_gemv_units(const ggml_tensor * dst, int64_t t0, int64_t t1) {
