@@ -130,15 +130,19 @@ int main(int argc, char ** argv) {
                 hash[mode] = h;
             }
         }
-    for (int mode = 0; mode < NMODES; mode++)
+    for (int mode = 0; mode < NMODES; mode++) {
+        const double med = median(wall[mode], REPS);    /* sorts wall[mode] */
         printf("{\"mode\": \"%s\", \"M\": %ld, \"N\": %ld, \"K\": %ld, \"threads\": %d, "
                "\"offset\": %zu, \"offset_c\": %zu, \"panel_elems\": %d, \"grid\": \"%ld,%ld\", \"median_ms\": %.4f, "
-               "\"busiest_ms\": %.4f, \"avg_thread_ms\": %.4f, \"nx\": %d, "
+               "\"busiest_ms\": %.4f, \"avg_thread_ms\": %.4f, \"min_ms\": %.4f, "
+               "\"q1_ms\": %.4f, \"nx\": %d, "
                "\"dst_fnv\": \"%016llx\"}\n",
                mode_name[mode], (long)M, (long)N, (long)K, nth, off, offc,
                (int)MMX_PANEL_ELEMS, (long)gm, (long)gn,
-               median(wall[mode], REPS) * 1e3, median(busiest[mode], REPS) * 1e3,
-               median(avg[mode], REPS) * 1e3, MMX_NX, (unsigned long long)hash[mode]);
+               med * 1e3, median(busiest[mode], REPS) * 1e3,
+               median(avg[mode], REPS) * 1e3, wall[mode][0] * 1e3,
+               wall[mode][REPS / 4] * 1e3, MMX_NX, (unsigned long long)hash[mode]);
+    }
     return (int)(sink & 0);
 }
 #endif
