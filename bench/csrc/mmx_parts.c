@@ -55,7 +55,7 @@ static void task_mode(const ggml_tensor * d, const mm_tasks * g, int64_t t, int 
                 for (int64_t c0 = 0; c0 < kb / 32; c0 += MMX_KS / 32) {
                     const int64_t c1 = c0 + MMX_KS / 32 < kb / 32 ? c0 + MMX_KS / 32 : kb / 32;
                     const char * sap = a + m0 * lda + (k0 + c0 * 32) * 2;
-                    if (nn > 32 && (((uintptr_t)sap | (uintptr_t)lda) & 63)) {
+                    if (nn >= MMX_COPY_MIN_N && (((uintptr_t)sap | (uintptr_t)lda) & 63)) {
                         for (int r = 0; r < 32; r++)
                             memcpy(w + (size_t)r * MMX_KS * 2, sap + r * lda, (size_t)(c1 - c0) * 64);
                         *sink += ((uint32_t *)w)[0];

@@ -40,20 +40,25 @@
 #include "mul_mat_tr16.h"
 
 #ifndef MMX_NX
-#define MMX_NX 128      /* the most columns of b in one packed panel (a multiple of 32); a
-                           narrower b takes a panel of its own width (mmx_panel_cols). 256 (a
-                           re-read half as often) measured within the host's noise of 128
-                           (round w17, bench/csrc/mmx_parts.c), as did a software prefetch of
-                           the next sub-block's a rows (slower as often as faster) and tile
+#define MMX_NX 256      /* the most columns of b in one packed panel (a multiple of 32); a
+                           narrower b takes a panel of its own width (mmx_panel_cols). The
+                           16-core host flips between fast and slow periods of seconds (another
+                           tenant on the tiles' core), so variants take turns in ten short
+                           rounds, each compared by its best-round median (round w41,
+                           bench/csrc/mmx_parts.c, 2 threads, a context's 16-byte offsets):
+                           1024^3 256 x 2048 1.47 ms, 128 x 2048 (before) 1.73, 512 x 1024
+                           1.70 (torch 1.14-1.19); each panel re-reads (and copies) a. Earlier
+                           rounds, slow periods unseparated: 256 within the noise of 128 (w17),
+                           as were a software prefetch of the next sub-block's a rows and tile
                            loads interleaved with the products (w16). */
 #endif
 #ifndef MMX_KC
 #define MMX_KC 2048     /* the longest K block (a multiple of MMX_KS) */
 #endif
 #ifndef MMX_PANEL_ELEMS
-#define MMX_PANEL_ELEMS (128 * 2048)   /* bf16 values of b in one panel (512 KiB: L2); a
-                                          panel of nx columns takes K blocks of
-                                          mmx_panel_k(nx) */
+#define MMX_PANEL_ELEMS (256 * 2048)   /* bf16 values of b in one panel (1 MiB, half the
+                                          host's L2); a panel of nx columns takes K blocks
+                                          of mmx_panel_k(nx) */
 #endif
 #ifndef MMX_KS
 #define MMX_KS 512      /* k per sub-block: the A panel (32 x 512 bf16, 32 KiB) stays in L1
@@ -64,6 +69,13 @@
 #endif
 #ifndef MMX_COPY_MISALIGNED
 #define MMX_COPY_MISALIGNED 1
+#endif
+#ifndef MMX_COPY_MIN_N
+#define MMX_COPY_MIN_N 65   /* misaligned a is copied per sub-block only for panels of at
+                               least this many columns (3 column pairs and more). Round w41
+                               (2 threads, best-round medians): the suite's 4096x4096x64 (N
+                               64, 2 pairs) 1.88 ms read in place against 2.34 copied (torch
+                               2.05 at best); 1024^3 (4 pairs) 1.66 / 1.73. */
 #endif
 _Static_assert(MMX_NX % 32 == 0 && MMX_KC % MMX_KS == 0 && MMX_KS % 32 == 0 &&
                (int64_t)MMX_NX * MMX_KS <= MMX_PANEL_ELEMS, "AMX panel sizes");
@@ -393,12 +405,12 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
                     const int64_t run_hi = tail_here ? c1 - 1 : c1;
                     /* rows not 64-byte aligned (ggml's 16-byte arena alignment, GGUF's 32)
                      * make every tile row straddle two cache lines: where the panel serves
-                     * several column pairs, copy the sub-block (32 KiB, L1-resident after);
-                     * a mat-vec streams its weights once and reads them in place */
+                     * several column pairs (MMX_COPY_MIN_N), copy the sub-block (32 KiB,
+                     * L1-resident after); a narrow b or a mat-vec reads a in place */
                     const char * sap = ap + c0 * 64;
                     int64_t sla = la;
-                    if (MMX_COPY_MISALIGNED && nn > 32 && (((uintptr_t)sap | (uintptr_t)la) & 63) &&
-                        run_hi > c0) {
+                    if (MMX_COPY_MISALIGNED && nn >= MMX_COPY_MIN_N &&
+                        (((uintptr_t)sap | (uintptr_t)la) & 63) && run_hi > c0) {
                         for (int r = 0; r < 32; r++)
                             memcpy(apanel + (size_t)r * MMX_KS * 2, sap + r * la,
                                    (size_t)(run_hi - c0) * 64);
