@@ -71,11 +71,13 @@
 #define MMX_COPY_MISALIGNED 1
 #endif
 #ifndef MMX_COPY_MIN_N
-#define MMX_COPY_MIN_N 65   /* misaligned a is copied per sub-block only for panels of at
-                               least this many columns (3 column pairs and more). Round w41
-                               (2 threads, best-round medians): the suite's 4096x4096x64 (N
-                               64, 2 pairs) 1.88 ms read in place against 2.34 copied (torch
-                               2.05 at best); 1024^3 (4 pairs) 1.66 / 1.73. */
+#define MMX_COPY_MIN_N 33   /* misaligned a is copied per sub-block only for panels of at
+                               least this many columns (2 column pairs and more). The suite's
+                               4096x4096x64 (N 64, 2 pairs) at 2 threads on the 16-core host:
+                               read in place it ran faster in the host's fast periods (w41,
+                               best-round medians 1.88 ms against 2.34 copied) and slower in
+                               its slow ones (w42: best 3.87 against 2.95; the suite 0.55x
+                               torch), so the copy stays from 2 pairs. */
 #endif
 _Static_assert(MMX_NX % 32 == 0 && MMX_KC % MMX_KS == 0 && MMX_KS % 32 == 0 &&
                (int64_t)MMX_NX * MMX_KS <= MMX_PANEL_ELEMS, "AMX panel sizes");
