@@ -29,14 +29,23 @@ def _bf16(x):
     return bits, (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
-def _graph(abits, b, n_threads):
+def _graph_padded(abits, b, n_threads, pad):
+    """ctx.mul_mat(a, b) in a graph on n_threads, with `pad` int8 elements allocated before a
+    (0: none) so that a lands at another offset from a 64-byte line (the arena aligns to 16
+    bytes); returns the result and that offset."""
     ctx = Context(4 * (abits.nbytes + b.nbytes) + 8 * b.shape[-2] * abits.shape[-2] + (16 << 20))
+    if pad:
+        ctx.new_tensor(T.I8, (pad,))
     ta = ctx.new_tensor(T.BF16, tuple(reversed(abits.shape)))
     ta.numpy(abits.ndim)[...] = abits
     tb = ctx.tensor_from(np.ascontiguousarray(b, np.float32))
     r = ctx.mul_mat(ta, tb)
     ctx.new_graph().build_forward_expand(r).compute(n_threads)
-    return r.numpy(4)
+    return r.numpy(4), ta.numpy(abits.ndim).ctypes.data % 64
+
+
+def _graph(abits, b, n_threads):
+    return _graph_padded(abits, b, n_threads, 0)[0]
 
 
 def _check(got, want, k):
@@ -135,20 +144,6 @@ def test_amx_dealt_tasks_reuse_b_only_for_their_rows(shapes):
     if len(ashape) == 4 and ashape[:2] == (1, 1):
         got = ggml_cy.mul_mat(abits[0, 0], b[0, 0], "bf16", n_threads=16)
         assert_bitwise(got, one[0, 0])
-
-
-def _graph_padded(abits, b, n_threads, pad):
-    """_graph with `pad` int8 elements allocated before a, so that a lands at another offset
-    from a 64-byte line (the arena aligns to 16 bytes); also returns that offset."""
-    ctx = Context(4 * (abits.nbytes + b.nbytes) + 8 * b.shape[-2] * abits.shape[-2] + (16 << 20))
-    if pad:
-        ctx.new_tensor(T.I8, (pad,))
-    ta = ctx.new_tensor(T.BF16, tuple(reversed(abits.shape)))
-    ta.numpy(abits.ndim)[...] = abits
-    tb = ctx.tensor_from(np.ascontiguousarray(b, np.float32))
-    r = ctx.mul_mat(ta, tb)
-    ctx.new_graph().build_forward_expand(r).compute(n_threads)
-    return r.numpy(4), ta.numpy(abits.ndim).ctypes.data % 64
 
 
 @amx

@@ -1350,8 +1350,9 @@ static inline void mmx_grid_dealt(int64_t M, int64_t N, int64_t K, int64_t nbatc
     else if (nt > MMX_NX) {
         /* N parts of several panels: one panel each (a task converts its panel of b and
          * streams its a rows once, as inside the larger part), so that a thread that is
-         * free takes whole panels of a slow thread's share (2 threads, 1024^3: 8 tasks
-         * instead of 2; the slow thread of a pair ran its half 1.3x the average, round w39) */
+         * free takes whole panels of a slow thread's share (2 threads, 1024^3: 4 tasks
+         * instead of 2; the slow thread of a pair ran its half up to 1.3x the average in
+         * round w39's slow calls) */
         const int64_t parts = mm_cdiv(N, MMX_NX);
         if (parts > *gn) *gn = parts;
     }
@@ -1381,10 +1382,9 @@ static inline void mmx_compute_dealt(const ggml_tensor * dst, int64_t * ctrs, in
 #endif
 
 /* 1 when dst runs on the AMX tiles (mmx_takes); its tasks are then dealt from 2 threads on
- * (_mm_dealt.pxi): the tiles of one core run at about half speed while its sibling
- * hyperthread (another tenant on a shared host) uses them too, and a static split of two
- * waits for that core (round w39: in slow calls the busiest of 2 threads took 1.1-1.3x the
- * average). */
+ * (_mm_dealt.pxi): on the shared 16-core host one core's tiles at times run much slower
+ * than another's, and a static split of two waits for that core (round w39: in slow calls
+ * the busiest of 2 threads took up to 1.3x the average). */
 static inline int mm_amx_takes(const ggml_tensor * dst) {
 #if defined(MMX_BUILT)
     return mmx_takes(dst);

@@ -369,7 +369,7 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
     uint32_t * bv = (uint32_t *)w;
     uint16_t * apad = (uint16_t *)(w + MMX_BV_BYTES);
     float * st = (float *)(w + MMX_BV_BYTES + (size_t)32 * MMX_KC * 2);
-    float * cs = st + 256;      /* MMX_NX / 32 blocks of 4 C tiles (16 KiB) */
+    float * cs = st + 256;      /* MMX_NX / 32 blocks of 4 C tiles (4 KiB each) */
     char * apanel = (char *)(cs + (MMX_NX / 32) * 1024);   /* 32 rows x MMX_KS, aligned */
     if (K <= 0) {
         for (int64_t n = 0; n < N; n++) memset(d + n * ldd, 0, (size_t)M * 4);
