@@ -89,7 +89,9 @@ typedef float mm_v8u __attribute__((vector_size(32), aligned(4)));
 static inline size_t mm_work_floats_per_thread(void) {
     const size_t n = (size_t)MM_NC * MM_KC + (size_t)(MM_MC + MM_MR) * MM_KC + 64;
 #if defined(MMX_BUILT)
-    const size_t x = (mmx_work_bytes() + 3) / 4;   /* the AMX engine's scratch */
+    /* the AMX engine's scratch (its 1 MiB panel of b), only where the tiles can run: the
+     * engine runs only when mmx_ready() (mmx_takes), so other CPUs keep the f32 size */
+    const size_t x = mmx_ready() ? (mmx_work_bytes() + 3) / 4 : 0;
     return n > x ? n : x;
 #else
     return n;
