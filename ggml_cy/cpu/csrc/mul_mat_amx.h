@@ -439,8 +439,9 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
 
 /* The task grid for nth threads: gm parts of M (multiples of 32 rows) x gn parts of N, the
  * least estimated cycles of the busiest thread. Per task: the tile flops (1024 per cycle),
- * packing its b range once per 128-column panel (~0.15 cycle per value: loads, rounding and
- * a 16 x 16 transpose) and streaming its a rows once per panel (~0.03 cycle per value). */
+ * packing its b range once (~0.15 cycle per value: loads, rounding and a 16 x 16 transpose)
+ * and streaming its a rows once per panel of b (~0.03 cycle per value); a task's panels are
+ * MMX_NX columns wide but the last (mmx_panel_cols), so ceil(columns / MMX_NX) of them. */
 static inline void mmx_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
                             int64_t * gm_out, int64_t * gn_out) {
     const int64_t mtiles = (M + 31) / 32, ntiles = (N + 7) / 8;
