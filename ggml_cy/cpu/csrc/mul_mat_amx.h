@@ -441,7 +441,8 @@ MMX_TARGET static inline void mmx_gemm(const char * a, int64_t lda, int64_t M, c
  * least estimated cycles of the busiest thread. Per task: the tile flops (1024 per cycle),
  * packing its b range once (~0.15 cycle per value: loads, rounding and a 16 x 16 transpose)
  * and streaming its a rows once per panel of b (~0.03 cycle per value); a task's panels are
- * MMX_NX columns wide but the last (mmx_panel_cols), so ceil(columns / MMX_NX) of them. */
+ * MMX_NX columns wide, the last one narrower where its columns run out (mmx_panel_cols),
+ * so a task makes ceil(columns / MMX_NX) passes over its a rows. */
 static inline void mmx_grid(int64_t M, int64_t N, int64_t K, int64_t nbatch, int nth,
                             int64_t * gm_out, int64_t * gn_out) {
     const int64_t mtiles = (M + 31) / 32, ntiles = (N + 7) / 8;
