@@ -200,7 +200,6 @@ def test_ctrl_c_in_a_big_gguf_write(tmp_path):
         full = timed(lambda: gguf.save(path, {{"a": 1}}, {{"w": big}}))
         full_size = os.path.getsize(path)
         os.remove(path)
-        delay = min(0.05, full / 5)
         fd = [None]
 
         def hold_the_file():
@@ -211,14 +210,28 @@ def test_ctrl_c_in_a_big_gguf_write(tmp_path):
                 except FileNotFoundError:
                     time.sleep(0.001)
 
-        finished, latency, total = interrupted_after(
-            delay, lambda: gguf.save(path, {{"a": 1}}, {{"w": big}}), hold_the_file)
-        assert fd[0] is not None, "the writer never created the file"
-        written = os.fstat(fd[0]).st_size
-        os.close(fd[0])
-        print("full", full, "latency", latency, "total", total, "written", written, full_size)
+        # A write into the page cache can run several times faster than the timed ones
+        # (CI 2026-11-29: 320 MiB within the 50 ms delay, the signal landing in the last
+        # piece), so a run that finished or was stopped only in its last piece is tried
+        # again with half the delay.
+        delay = min(0.05, full / 5)
+        for attempt in range(4):
+            fd[0] = None
+            finished, latency, total = interrupted_after(
+                delay, lambda: gguf.save(path, {{"a": 1}}, {{"w": big}}), hold_the_file)
+            assert fd[0] is not None, "the writer never created the file"
+            written = os.fstat(fd[0]).st_size
+            os.close(fd[0])
+            print("full", full, "latency", latency, "total", total, "written", written,
+                  full_size, "delay", delay)
+            if finished and os.path.exists(path):
+                os.remove(path)
+            if not finished and written <= full_size - (64 << 20):
+                break
+            delay /= 2
         assert not finished and latency < 1.0, (latency, total, full)
-        assert written < full_size - (64 << 20), (written, full_size)   # stopped a piece early
+        # stopped at least one 64 MiB piece before the end
+        assert written <= full_size - (64 << 20), (written, full_size)
         assert not os.path.exists(path)                                 # and cleaned up
         small = {str(tmp_path / "small.gguf")!r}
         gguf.save(small, {{"a": 1}}, {{"w": np.arange(8, dtype=np.float32)}})
