@@ -7,10 +7,6 @@ quantized types: the blocks dequantized by gguf-py). The errors left are ggml's 
 rounding: mul_mat with f16 weights rounds the activations to f16, quantized weights
 quantize them to Q8_0 / Q8_K (ggml's vec-dot partners), the KV cache is f16.
 """
-import importlib.util
-import sys
-import types
-
 import numpy as np
 import pytest
 
@@ -319,7 +315,6 @@ def test_device_placement_path_on_a_stand_in_backend(models, monkeypatch, wtype)
     embedding lookup, inputs through tensor_set, backend.graph_compute, logits through
     tensor_get) run with the CPU backend standing in for CUDA: the same logits as the CPU
     runner. The real device runs tests/test_models_llama_gpu.py."""
-    import ggml_cy.cuda
     import ggml_cy.cuda.backend as cb
     import ggml_cy.cuda.runtime as rt
     from ggml_cy.backend.cpu import CpuBackend
@@ -330,13 +325,6 @@ def test_device_placement_path_on_a_stand_in_backend(models, monkeypatch, wtype)
 
     monkeypatch.setattr(rt, "require", lambda: None)
     monkeypatch.setattr(cb, "cuda_init", lambda device=0: StandIn(2))
-    if importlib.util.find_spec("ggml_cy.cuda._cuda") is None:
-        # a build without nvcc has no CUDA library, whose op table the upload asks whether
-        # mul_mat takes bf16 weights (it does): a stand-in table that takes every op
-        table = types.ModuleType("ggml_cy.cuda._cuda")
-        table.supports_op = lambda *types_: True
-        monkeypatch.setitem(sys.modules, "ggml_cy.cuda._cuda", table)
-        monkeypatch.setattr(ggml_cy.cuda, "_cuda", table, raising=False)
     path, _ = models[wtype]
     dev = LlamaModel(path, backend="cuda")
     cpu = LlamaModel(path, n_threads=2)
@@ -346,6 +334,42 @@ def test_device_placement_path_on_a_stand_in_backend(models, monkeypatch, wtype)
         a, b = dev.eval(toks), cpu.eval(toks)
         assert a.shape == b.shape and R.nmse(a, b) < 1e-12
     assert dev.generate([3, 4], 4) == cpu.generate([3, 4], 4)
+    dev.close()
+
+
+@pytest.mark.parametrize("takes_bf16", [True, False])
+def test_upload_asks_the_backend_about_bf16_mul_mat(models, monkeypatch, takes_bf16):
+    """The upload widens BF16 matrices to f32 exactly where the backend it uploads to says
+    (supports_op on a mul_mat node) that it takes no bf16 weights. Taken: the CPU runner's
+    logits; widened: f32 products do not round the activations to bf16 as ggml's bf16
+    mul_mat does, so the two differ by that rounding (within BF16's bound, measured 1.4e-5)."""
+    import ggml_cy.cuda.backend as cb
+    import ggml_cy.cuda.runtime as rt
+    from ggml_cy.backend.cpu import CpuBackend
+
+    asked = []
+
+    class StandIn(CpuBackend):
+        def supports_op(self, tensor):
+            if tensor.op_name == "MUL_MAT" and tensor.src[0].type.name == "BF16":
+                asked.append(tuple(tensor.src[0].ne))
+                return takes_bf16
+            return True
+
+    monkeypatch.setattr(rt, "require", lambda: None)
+    monkeypatch.setattr(cb, "cuda_init", lambda device=0: StandIn(2))
+    path, _ = models["BF16"]
+    dev = LlamaModel(path, backend="cuda")
+    cpu = LlamaModel(path, n_threads=2)
+    assert asked, "the backend was not asked"
+    bf16 = sorted(n for n, t in dev.w.items() if t.type.name == "BF16")
+    assert bf16 and dev.bf16_widened == ([] if takes_bf16 else
+                                         [n for n in bf16 if n in dev.gw])
+    for n in bf16:
+        if n in dev.gw:
+            assert dev.gw[n].type.name == ("BF16" if takes_bf16 else "F32")
+    a, b = dev.eval(PROMPT), cpu.eval(PROMPT)
+    assert R.nmse(a, b) < (1e-12 if takes_bf16 else TOL["BF16"])
     dev.close()
 
 

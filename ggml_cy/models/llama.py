@@ -55,7 +55,6 @@ from ggml_cy.graph.context import Context
 from ggml_cy.backend import cpu_init, alloc_ctx_tensors, tensor_set, tensor_get
 from ggml_cy.graph._graph import tensor_nbytes as _graph_nbytes
 from ggml_cy.core._core import op_name as _op_name
-from ggml_cy.core.optable import number as _optable_number
 from ggml_cy.gguf import api as _gguf_api
 from ggml_cy.gguf.reader import GGUFError
 
@@ -352,11 +351,8 @@ class LlamaModel:
 
     def _upload_weights(self):
         """CUDA: one device buffer holding every weight the graph reads, in its own type
-        (BF16 matrices widened to f32 when the CUDA mul_mat has no bf16 kernel)."""
-        from ggml_cy.cuda import _cuda
-        mm = _optable_number("MUL_MAT")
-        bf16_ok = _cuda.supports_op(mm, int(GGMLType.F32), int(GGMLType.BF16),
-                                    int(GGMLType.F32))
+        (BF16 matrices widened to f32 where the backend's mul_mat takes no bf16 weights)."""
+        bf16_ok = self._backend_takes_bf16_mul_mat()
         names = [n for n in self.w if n != "token_embd.weight" or self._tied]
         if self._tied:
             names.remove("output.weight")      # the same tensor as token_embd.weight
@@ -381,6 +377,20 @@ class LlamaModel:
         self.gw["output.weight"] = dev["token_embd.weight" if self._tied else "output.weight"]
         self.device_weight_bytes = sum(dev[n].nbytes for n in names)
         self.bf16_widened = sorted(widen)
+
+    def _backend_takes_bf16_mul_mat(self):
+        """Whether the backend runs mul_mat(bf16 weight, f32 activations) as the graph builds
+        it: a probe node of the first BF16 matrix's shape (a context without memory) goes to
+        backend.supports_op, ggml's question, rather than to one library's type table."""
+        bf16 = [t for t in self.w.values()
+                if GGMLType(t.type) == GGMLType.BF16 and len(t.ne) >= 2 and t.ne[1] > 1]
+        if not bf16:
+            return True
+        ctx = Context(16 * 1024, no_alloc=True)
+        k, m = int(bf16[0].ne[0]), int(bf16[0].ne[1])
+        node = ctx.mul_mat(ctx.new_tensor_2d(GGMLType.BF16, k, m),
+                           ctx.new_tensor_2d(GGMLType.F32, k, 2))
+        return bool(self._backend.supports_op(node))
 
     def _make_cache(self):
         hp = self.hparams
