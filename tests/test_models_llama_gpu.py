@@ -63,6 +63,8 @@ def test_cuda_logits_match_cpu_and_float64(models, wtype):
     want = [ref.eval(PROMPT)] + [ref.eval([t]) for t in DECODE]
     cpu = _steps(LlamaModel(path, n_threads=2))
     gpu_model = LlamaModel(path, backend="cuda")
+    # the CUDA backend's mul_mat takes bf16 weights (supports_op on the upload's probe node)
+    assert gpu_model.bf16_widened == []
     gpu = _steps(gpu_model)
     for step, (g, c, w) in enumerate(zip(gpu, cpu, want)):
         assert g.shape == w.shape and g.dtype == np.float32
