@@ -373,6 +373,24 @@ def test_upload_asks_the_backend_about_bf16_mul_mat(models, monkeypatch, takes_b
     dev.close()
 
 
+def test_cuda_library_takes_the_bf16_probe(models):
+    """What the CUDA backend answers the upload (its supports_op is the library's
+    supports_node, host code needing no device): bf16 weights are taken, as its type table
+    says, so a GPU keeps BF16 matrices BF16 (tests/test_models_llama_gpu.py checks it on
+    one). Runs wherever the CUDA library is built, CI's GPU-less machine included."""
+    cuda = pytest.importorskip("ggml_cy.cuda._cuda", reason="the CUDA library is not built")
+    from ggml_cy.core._core import GGMLType
+    from ggml_cy.graph.context import Context
+    ctx = Context(16 * 1024, no_alloc=True)
+    m = LlamaModel(models["BF16"][0])
+    node = llama._bf16_mul_mat_probe(ctx, m.w.values())
+    assert node is not None and node.src[0].type.name == "BF16"
+    assert cuda.supports_node(node)
+    assert cuda.supports_op(int(node.op), int(GGMLType.F32), int(GGMLType.BF16),
+                            int(GGMLType.F32))
+    assert llama._bf16_mul_mat_probe(ctx, LlamaModel(models["F16"][0]).w.values()) is None
+
+
 def test_bf16_weights_stay_bf16_on_the_cpu(models):
     path, _ = models["BF16"]
     m = LlamaModel(path)

@@ -212,6 +212,18 @@ def _ne(t):
     return tuple(ne)
 
 
+def _bf16_mul_mat_probe(ctx, weights):
+    """A mul_mat node of the first BF16 matrix's shape over f32 activations (two tokens), in
+    `ctx` (a context without memory will do), or None where no weight is a BF16 matrix:
+    what the upload asks the backend about."""
+    for t in weights:
+        if GGMLType(t.type) == GGMLType.BF16 and len(t.ne) >= 2 and t.ne[1] > 1:
+            k, m = int(t.ne[0]), int(t.ne[1])
+            return ctx.mul_mat(ctx.new_tensor_2d(GGMLType.BF16, k, m),
+                               ctx.new_tensor_2d(GGMLType.F32, k, 2))
+    return None
+
+
 class LlamaModel:
     """A llama-architecture GGUF model with a KV cache, on the CPU or a CUDA GPU.
 
@@ -380,17 +392,11 @@ class LlamaModel:
 
     def _backend_takes_bf16_mul_mat(self):
         """Whether the backend runs mul_mat(bf16 weight, f32 activations) as the graph builds
-        it: a probe node of the first BF16 matrix's shape (a context without memory) goes to
-        backend.supports_op, ggml's question, rather than to one library's type table."""
-        bf16 = [t for t in self.w.values()
-                if GGMLType(t.type) == GGMLType.BF16 and len(t.ne) >= 2 and t.ne[1] > 1]
-        if not bf16:
-            return True
+        it: ggml's question, backend.supports_op on a node (_bf16_mul_mat_probe), rather than
+        one library's type table."""
         ctx = Context(16 * 1024, no_alloc=True)
-        k, m = int(bf16[0].ne[0]), int(bf16[0].ne[1])
-        node = ctx.mul_mat(ctx.new_tensor_2d(GGMLType.BF16, k, m),
-                           ctx.new_tensor_2d(GGMLType.F32, k, 2))
-        return bool(self._backend.supports_op(node))
+        node = _bf16_mul_mat_probe(ctx, self.w.values())
+        return node is None or bool(self._backend.supports_op(node))
 
     def _make_cache(self):
         hp = self.hparams
