@@ -1,0 +1,108 @@
+/* Read-only passes for tools/diag_transpose_reads.py (developer tool, not shipped): the read
+ * patterns of a.T + b on an n x n float32 matrix, without the arithmetic and the stores, to
+ * see what the memory system gives each pattern. Every pass sums what it reads (so no load
+ * is dropped) and returns the sum. */
+#include <stdint.h>
+#include <immintrin.h>
+#include <omp.h>
+
+#if defined(__AVX512F__)
+typedef __m512 vec;
+#define VL 16
+#define VLOAD _mm512_loadu_ps
+#define VADD _mm512_add_ps
+#define VZERO _mm512_setzero_ps
+static float vsum(vec v) { return _mm512_reduce_add_ps(v); }
+#else
+typedef __m256 vec;
+#define VL 8
+#define VLOAD _mm256_loadu_ps
+#define VADD _mm256_add_ps
+#define VZERO _mm256_setzero_ps
+static float vsum(vec v) { float t[8]; _mm256_storeu_ps(t, v); float s = 0; for (int i = 0; i < 8; i++) s += t[i]; return s; }
+#endif
+
+/* a and b read front to back (the STREAM add's reads) */
+float diag_read_seq(const float * a, const float * b, int64_t n, int nth) {
+    float total = 0;
+    #pragma omp parallel num_threads(nth) reduction(+:total)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int64_t lo = n / nt * t / VL * VL, hi = t == nt - 1 ? n / VL * VL : n / nt * (t + 1) / VL * VL;
+        vec s = VZERO();
+        for (int64_t i = lo; i < hi; i += VL) s = VADD(s, VADD(VLOAD(a + i), VLOAD(b + i)));
+        total += vsum(s);
+    }
+    return total;
+}
+
+/* The fused band's order (kernels_transpose.h): bands of `band` output rows split across the
+ * threads; each band in panels of `panel` columns; in a panel, row blocks of 16 outer, column
+ * blocks inner. Block (r, c) reads a's lines at a[c + j][r .. r + 16) (j < 16, the
+ * transposed operand) and b's at b[r + i][c .. c + 16) (i < 16). */
+float diag_read_bands(const float * a, const float * b, int64_t n, int band, int panel, int nth) {
+    float total = 0;
+    const int64_t nb = n / band;
+    #pragma omp parallel num_threads(nth) reduction(+:total)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int64_t per = (nb + nt - 1) / nt;
+        vec s = VZERO();
+        for (int64_t u = per * t; u < per * (t + 1) && u < nb; u++)
+            for (int64_t c0 = 0; c0 < n; c0 += panel)
+                for (int64_t r = u * band; r < (u + 1) * band; r += 16)
+                    for (int64_t c = c0; c < c0 + panel; c += 16)
+                        for (int j = 0; j < 16; j++)
+                            for (int k = 0; k < 16; k += VL)
+                                s = VADD(s, VADD(VLOAD(a + (c + j) * n + r + k),
+                                                 VLOAD(b + (r + j) * n + c + k)));
+        total += vsum(s);
+    }
+    return total;
+}
+
+/* a alone in runs of `run` floats from every row (a column band of a), `streams` rows read
+ * line by line in lockstep: how fast the transposed operand can come in at best */
+float diag_read_runs(const float * a, int64_t n, int run, int streams, int nth) {
+    float total = 0;
+    const int64_t nb = n / run;
+    #pragma omp parallel num_threads(nth) reduction(+:total)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int64_t per = (nb + nt - 1) / nt;
+        vec s = VZERO();
+        for (int64_t u = per * t; u < per * (t + 1) && u < nb; u++)
+            for (int64_t c = 0; c < n; c += streams)
+                for (int64_t k = 0; k < run; k += VL)
+                    for (int j = 0; j < streams && c + j < n; j++)
+                        s = VADD(s, VLOAD(a + (c + j) * n + u * run + k));
+        total += vsum(s);
+    }
+    return total;
+}
+
+/* a and b by tiles of `tile` x `tile` (a's part: `tile` rows, runs of `tile` floats; b's the
+ * same), each part read `streams` rows in lockstep: the best read order found for both
+ * operands of a.T + b (runs of 4 KiB at tile 1024), if the tile could then be consumed from
+ * the caches */
+float diag_read_tiles(const float * a, const float * b, int64_t n, int tile, int streams, int nth) {
+    float total = 0;
+    const int64_t nb = n / tile;
+    #pragma omp parallel num_threads(nth) reduction(+:total)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int64_t per = (nb + nt - 1) / nt;
+        vec s = VZERO();
+        for (int64_t u = per * t; u < per * (t + 1) && u < nb; u++)
+            for (int64_t c0 = 0; c0 < n; c0 += tile)
+                for (int op = 0; op < 2; op++) {
+                    const float * p = op == 0 ? a + c0 * n + u * tile : b + u * tile * n + c0;
+                    for (int64_t c = 0; c < tile; c += streams)
+                        for (int64_t k = 0; k < tile; k += VL)
+                            for (int j = 0; j < streams && c + j < tile; j++)
+                                s = VADD(s, VLOAD(p + (c + j) * n + k));
+                }
+        total += vsum(s);
+    }
+    return total;
+}
