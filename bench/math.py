@@ -4,8 +4,9 @@ targets: >= numpy at 1 thread, >= torch at equal threads, 1e3 to 1e7 elements).
 
 Every library writes into a preallocated output of the input's type. numpy has no
 sigmoid/silu: its column is the composite a user writes (np.exp then the arithmetic, all
-with out=); numpy has no erf/gelu*/softplus (no column). numexpr evaluates its own function
-or the expression a user writes (sigmoid, silu, softplus, gelu_quick); torch calls its
+with out=); numpy has no erf/gelu*/softplus (no column). power is x ** y (x = |3 N(0,1)| +
+1e-3, y = 3 N(0,1); ggml_cy still calls the C library's pow per element: the case shows the
+gap). numexpr evaluates its own function or the expression a user writes (sigmoid, silu, softplus, gelu_quick); torch calls its
 function (aten's gelu, softplus, silu) with out=. Results are checked against a float64
 reference (float32) or numpy's float64 (float64) to 4 ulp before timing. `xbest` is the speed-up of ggml_cy against the fastest other library of the case.
 The JSON goes to bench/results/math-HOST-tN.json (N = the thread count).
@@ -24,13 +25,13 @@ from bench._harness import Call, Case, Setup, Target
 LIBS = ["ggml_cy", "numpy", "numexpr", "torch"]
 PEERS = LIBS[1:]
 FUNCS = ["exp", "expm1", "log", "log1p", "log2", "sin", "cos", "tanh", "sigmoid", "silu",
-         "erf", "gelu", "gelu_erf", "gelu_quick", "softplus"]
+         "erf", "gelu", "gelu_erf", "gelu_quick", "softplus", "power"]
 DTYPES = ["float32", "float64"]
 SIZES = [1_000, 10_000, 100_000, 1_000_000, 10_000_000]
 QUICK_SIZES = [1_000, 100_000, 10_000_000]
 SMOKE_SIZES = [1_000]
 # numexpr: its own functions, or the expression a user writes
-NUMEXPR = {"sigmoid": "1 / (1 + exp(-a))", "silu": "a / (1 + exp(-a))",
+NUMEXPR = {"power": "a ** b", "sigmoid": "1 / (1 + exp(-a))", "silu": "a / (1 + exp(-a))",
            "softplus": "where(a > 0, a + log1p(exp(-a)), log1p(exp(a)))",
            "gelu_quick": "a / (1 + exp(-1.702 * a))"}
 NUMEXPR_NONE = ("erf", "gelu", "gelu_erf")
@@ -62,14 +63,17 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
-def _reference(name, a):
+def _reference(name, a, b=None):
     """float64 (float32 input) / numpy's float64 (float64 input) result; None where the
-    only reference is a per-element Python loop and the array is large."""
+    only reference is a per-element Python loop and the array is large. b: power's
+    exponents."""
     ad = a.astype(np.float64)
     with np.errstate(all="ignore"):
         if name in ("erf", "gelu_erf") and a.size > 200_000:
             return None
-        if name in ("sigmoid", "silu", "gelu", "gelu_quick"):
+        if name == "power":
+            r = np.power(ad, b.astype(np.float64))
+        elif name in ("sigmoid", "silu", "gelu", "gelu_quick"):
             v = {"gelu": 2 * 0.7978845608028654 * ad * (1 + 0.044715 * ad * ad),
                  "gelu_quick": 1.702 * ad}.get(name, ad)
             e = np.exp(-np.abs(v))
@@ -108,19 +112,22 @@ def _torch_fn(torch, name):
             "gelu": lambda x, out: aten.gelu.out(x, approximate="tanh", out=out),
             "gelu_erf": lambda x, out: aten.gelu.out(x, out=out),
             "softplus": lambda x, out: aten.softplus.out(x, 1, 20, out=out),
-            "gelu_quick": None}.get(name, getattr(torch, name, None))
+            "gelu_quick": None, "power": torch.pow}.get(name, getattr(torch, name, None))
 
 
 def math_case(env, name, n, dtype="float32"):
     def setup():
         rng = np.random.default_rng(n)
         a = (rng.standard_normal(n) * 3).astype(dtype)
-        if name.startswith("log"):
+        if name.startswith("log") or name == "power":
             a = np.abs(a) + a.dtype.type(1e-3)
+        # power: x ** y with y ~ 3 N(0, 1) (results stay finite in float32)
+        args = (a, (rng.standard_normal(n) * 3).astype(dtype)) if name == "power" else (a,)
+        local = dict(zip("ab", args))
         out = np.empty_like(a)
         impls, skipped = {}, {}
         gc, ne, torch = env["gc"], env["ne"], env["torch"]
-        impls["ggml_cy"] = Call(getattr(gc, name), a, out=out, **env["gc_kw"]).writes(out)
+        impls["ggml_cy"] = Call(getattr(gc, name), *args, out=out, **env["gc_kw"]).writes(out)
         if name == "sigmoid":
             impls["numpy"] = Call(_np_sigmoid, a, out).writes(out)
         elif name == "silu":
@@ -128,12 +135,12 @@ def math_case(env, name, n, dtype="float32"):
         elif name in NUMPY_NONE:
             skipped["numpy"] = "no such function"
         else:
-            impls["numpy"] = Call(getattr(np, name), a, out=out).writes(out)
+            impls["numpy"] = Call(getattr(np, name), *args, out=out).writes(out)
         if ne is not None and name not in NUMEXPR_NONE:
             expr = NUMEXPR.get(name, f"{name}(a)")
             try:
-                ne.evaluate(expr, local_dict={"a": a[:4]})
-                impls["numexpr"] = Call(ne.evaluate, expr, local_dict={"a": a},
+                ne.evaluate(expr, local_dict={k: v[:4] for k, v in local.items()})
+                impls["numexpr"] = Call(ne.evaluate, expr, local_dict=local,
                                         out=out).writes(out)
             except Exception as e:                       # noqa: BLE001 (a missing function)
                 skipped["numexpr"] = f"not available: {type(e).__name__}"
@@ -142,10 +149,10 @@ def math_case(env, name, n, dtype="float32"):
             if fn is None:
                 skipped["torch"] = "no such function"
             else:
-                ta, to = torch.from_numpy(a), torch.from_numpy(out)
-                impls["torch"] = Call(fn, ta, out=to).writes(out)
-        ref = _reference(name, a)
-        return Setup(impls, nbytes=a.nbytes + out.nbytes, reference=ref,
+                targs = [torch.from_numpy(v) for v in args]
+                impls["torch"] = Call(fn, *targs, out=torch.from_numpy(out)).writes(out)
+        ref = _reference(name, *args)
+        return Setup(impls, nbytes=sum(v.nbytes for v in args) + out.nbytes, reference=ref,
                      compare=_ulp_compare if ref is not None else None, skipped=skipped,
                      **_harness.turns_kw(env.get("threads", 1)))
     targets = [Target("torch>=1", "vs_torch", 1.0)]
@@ -176,7 +183,8 @@ def run(opts, json_path, argv=None, out=None):
     meta["thread_setting"] = thread_notes
     notes = [f"          ({'; '.join(thread_notes)})",
              "method  : median per call over >= %d samples after warm-up; float32/float64 "
-             "input 3*N(0,1) (log*: |x| + 1e-3); outputs preallocated%s" % (
+             "input 3*N(0,1) (log*: |x| + 1e-3; power: x ** y, that x, y = 3*N(0,1)); "
+             "outputs preallocated%s" % (
                  opts.repeat, "; each library's samples in a block after a 50 ms pause and "
                  "2 untimed calls" if opts.threads > 1 else "")]
     if load_note:
