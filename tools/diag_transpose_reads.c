@@ -22,6 +22,24 @@ typedef __m256 vec;
 static float vsum(vec v) { float t[8]; _mm256_storeu_ps(t, v); float s = 0; for (int i = 0; i < 8; i++) s += t[i]; return s; }
 #endif
 
+/* `rows` rows of `len` floats from p (row stride n), `streams` rows read line by line in
+ * lockstep; the sum added to s */
+static vec read_block(const float * p, int64_t n, int64_t rows, int64_t len, int streams, vec s) {
+    for (int64_t c = 0; c < rows; c += streams)
+        for (int64_t k = 0; k < len; k += VL)
+            for (int j = 0; j < streams && c + j < rows; j++)
+                s = VADD(s, VLOAD(p + (c + j) * n + k));
+    return s;
+}
+
+/* this thread's share [lo, hi) of nb bands */
+static void share(int64_t nb, int64_t * lo, int64_t * hi) {
+    int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    int64_t per = (nb + nt - 1) / nt;
+    *lo = per * t < nb ? per * t : nb;
+    *hi = per * (t + 1) < nb ? per * (t + 1) : nb;
+}
+
 /* a and b read front to back (the STREAM add's reads) */
 float diag_read_seq(const float * a, const float * b, int64_t n, int nth) {
     float total = 0;
@@ -45,10 +63,10 @@ float diag_read_bands(const float * a, const float * b, int64_t n, int band, int
     const int64_t nb = n / band;
     #pragma omp parallel num_threads(nth) reduction(+:total)
     {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        int64_t per = (nb + nt - 1) / nt;
+        int64_t lo, hi;
+        share(nb, &lo, &hi);
         vec s = VZERO();
-        for (int64_t u = per * t; u < per * (t + 1) && u < nb; u++)
+        for (int64_t u = lo; u < hi; u++)
             for (int64_t c0 = 0; c0 < n; c0 += panel)
                 for (int64_t r = u * band; r < (u + 1) * band; r += 16)
                     for (int64_t c = c0; c < c0 + panel; c += 16)
@@ -65,17 +83,12 @@ float diag_read_bands(const float * a, const float * b, int64_t n, int band, int
  * line by line in lockstep: how fast the transposed operand can come in at best */
 float diag_read_runs(const float * a, int64_t n, int run, int streams, int nth) {
     float total = 0;
-    const int64_t nb = n / run;
     #pragma omp parallel num_threads(nth) reduction(+:total)
     {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        int64_t per = (nb + nt - 1) / nt;
+        int64_t lo, hi;
+        share(n / run, &lo, &hi);
         vec s = VZERO();
-        for (int64_t u = per * t; u < per * (t + 1) && u < nb; u++)
-            for (int64_t c = 0; c < n; c += streams)
-                for (int64_t k = 0; k < run; k += VL)
-                    for (int j = 0; j < streams && c + j < n; j++)
-                        s = VADD(s, VLOAD(a + (c + j) * n + u * run + k));
+        for (int64_t u = lo; u < hi; u++) s = read_block(a + u * run, n, n, run, streams, s);
         total += vsum(s);
     }
     return total;
@@ -87,21 +100,16 @@ float diag_read_runs(const float * a, int64_t n, int run, int streams, int nth) 
  * the caches */
 float diag_read_tiles(const float * a, const float * b, int64_t n, int tile, int streams, int nth) {
     float total = 0;
-    const int64_t nb = n / tile;
     #pragma omp parallel num_threads(nth) reduction(+:total)
     {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        int64_t per = (nb + nt - 1) / nt;
+        int64_t lo, hi;
+        share(n / tile, &lo, &hi);
         vec s = VZERO();
-        for (int64_t u = per * t; u < per * (t + 1) && u < nb; u++)
-            for (int64_t c0 = 0; c0 < n; c0 += tile)
-                for (int op = 0; op < 2; op++) {
-                    const float * p = op == 0 ? a + c0 * n + u * tile : b + u * tile * n + c0;
-                    for (int64_t c = 0; c < tile; c += streams)
-                        for (int64_t k = 0; k < tile; k += VL)
-                            for (int j = 0; j < streams && c + j < tile; j++)
-                                s = VADD(s, VLOAD(p + (c + j) * n + k));
-                }
+        for (int64_t u = lo; u < hi; u++)
+            for (int64_t c0 = 0; c0 < n; c0 += tile) {
+                s = read_block(a + c0 * n + u * tile, n, tile, tile, streams, s);
+                s = read_block(b + u * tile * n + c0, n, tile, tile, streams, s);
+            }
         total += vsum(s);
     }
     return total;
