@@ -6,9 +6,11 @@ Every library writes into a preallocated output of the input's type. numpy has n
 sigmoid/silu: its column is the composite a user writes (np.exp then the arithmetic, all
 with out=); numpy has no erf/gelu*/softplus (no column). power is x ** y (x = |3 N(0,1)| +
 1e-3, y = 3 N(0,1); ggml_cy still calls the C library's pow per element: the case shows the
-gap). numexpr evaluates its own function or the expression a user writes (sigmoid, silu, softplus, gelu_quick); torch calls its
-function (aten's gelu, softplus, silu) with out=. Results are checked against a float64
-reference (float32) or numpy's float64 (float64) to 4 ulp before timing. `xbest` is the speed-up of ggml_cy against the fastest other library of the case.
+gap). numexpr evaluates its own function or the expression a user writes (sigmoid, silu,
+softplus, gelu_quick, power); torch calls its function (aten's gelu, softplus, silu, pow)
+with out=. Results are checked against a float64 reference (float32) or numpy's float64
+(float64) to 4 ulp before timing. `xbest` is the speed-up of ggml_cy against the fastest
+other library of the case.
 The JSON goes to bench/results/math-HOST-tN.json (N = the thread count).
 """
 from __future__ import annotations
