@@ -19,7 +19,12 @@ typedef __m256 vec;
 #define VLOAD _mm256_loadu_ps
 #define VADD _mm256_add_ps
 #define VZERO _mm256_setzero_ps
-static float vsum(vec v) { float t[8]; _mm256_storeu_ps(t, v); float s = 0; for (int i = 0; i < 8; i++) s += t[i]; return s; }
+static float vsum(vec v) {
+    float t[8], s = 0;
+    _mm256_storeu_ps(t, v);
+    for (int i = 0; i < 8; i++) s += t[i];
+    return s;
+}
 #endif
 
 /* `rows` rows of `len` floats from p (row stride n), `streams` rows read line by line in
@@ -46,7 +51,8 @@ float diag_read_seq(const float * a, const float * b, int64_t n, int nth) {
     #pragma omp parallel num_threads(nth) reduction(+:total)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        int64_t lo = n / nt * t / VL * VL, hi = t == nt - 1 ? n / VL * VL : n / nt * (t + 1) / VL * VL;
+        int64_t lo = n / nt * t / VL * VL;
+        int64_t hi = t == nt - 1 ? n / VL * VL : n / nt * (t + 1) / VL * VL;
         vec s = VZERO();
         for (int64_t i = lo; i < hi; i += VL) s = VADD(s, VADD(VLOAD(a + i), VLOAD(b + i)));
         total += vsum(s);

@@ -69,16 +69,18 @@ def main():
     np.testing.assert_array_equal(ggml_cy.add(a.T, b, out=out), a.T + b)
     A, B, O = a.reshape(-1), b.reshape(-1), out.reshape(-1)
     pa, pb = a.ctypes.data, b.ctypes.data
-    mib = N * N * 4 / 1e9                       # GB per array
+    gb = N * N * 4 / 1e9                        # GB per array
     cases = {
-        "nt_add (3 arrays)": (3 * mib, lambda: roof.stream_add_f32(A, B, O, th, True)),
-        "ggml_cy a.T+b (3 arrays)": (3 * mib, lambda: ggml_cy.add(a.T, b, out=out)),
-        "read a, b sequential": (2 * mib, lambda: lib.diag_read_seq(pa, pb, N * N, th)),
-        "read a, b band order 256x64": (2 * mib, lambda: lib.diag_read_bands(pa, pb, N, 256, 64, th)),
-        "read a, b tiles 1024, 8 streams": (2 * mib, lambda: lib.diag_read_tiles(pa, pb, N, 1024, 8, th)),
-        "read a runs 1 KiB x 16 streams": (mib, lambda: lib.diag_read_runs(pa, N, 256, 16, th)),
-        "read a runs 4 KiB x 8 streams": (mib, lambda: lib.diag_read_runs(pa, N, 1024, 8, th)),
-        "read a runs 4 KiB x 64 streams": (mib, lambda: lib.diag_read_runs(pa, N, 1024, 64, th)),
+        "nt_add (3 arrays)": (3 * gb, lambda: roof.stream_add_f32(A, B, O, th, True)),
+        "ggml_cy a.T+b (3 arrays)": (3 * gb, lambda: ggml_cy.add(a.T, b, out=out)),
+        "read a, b sequential": (2 * gb, lambda: lib.diag_read_seq(pa, pb, N * N, th)),
+        "read a, b band order 256x64":
+            (2 * gb, lambda: lib.diag_read_bands(pa, pb, N, 256, 64, th)),
+        "read a, b tiles 1024, 8 streams":
+            (2 * gb, lambda: lib.diag_read_tiles(pa, pb, N, 1024, 8, th)),
+        "read a runs 1 KiB x 16 streams": (gb, lambda: lib.diag_read_runs(pa, N, 256, 16, th)),
+        "read a runs 4 KiB x 8 streams": (gb, lambda: lib.diag_read_runs(pa, N, 1024, 8, th)),
+        "read a runs 4 KiB x 64 streams": (gb, lambda: lib.diag_read_runs(pa, N, 1024, 64, th)),
     }
     rounds = []
     for r in range(opts.rounds):
@@ -96,9 +98,9 @@ def main():
         print(f"  {k:34s} {v:7.3f}" if "/" in k else f"  {k:34s} {v:7.1f}")
     if opts.json:
         with open(opts.json, "w") as f:
+            cpu = open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0]
             json.dump({"threads": th, "n": N, "rounds": rounds, "median": summary,
-                       "cpu": open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": \t")},
-                      f, indent=1)
+                       "cpu": cpu.strip(": \t")}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -217,7 +217,7 @@ def _bf16_mul_mat_probe(ctx, weights):
     `ctx` (a context without memory will do), or None where no weight is a BF16 matrix:
     what the upload asks the backend about."""
     for t in weights:
-        if GGMLType(t.type) == GGMLType.BF16 and len(t.ne) >= 2 and t.ne[1] > 1:
+        if GGMLType(t.type) == GGMLType.BF16 and t.ne[1] > 1:      # ne: 4 entries
             k, m = int(t.ne[0]), int(t.ne[1])
             return ctx.mul_mat(ctx.new_tensor_2d(GGMLType.BF16, k, m),
                                ctx.new_tensor_2d(GGMLType.F32, k, 2))
