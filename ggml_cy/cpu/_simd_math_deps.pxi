@@ -30,3 +30,7 @@ cdef extern from "simd_math_sincos64.h":
     pass
 cdef extern from "simd_math_tanh64.h":
     pass
+cdef extern from "simd_math_tab64.h":
+    pass
+cdef extern from "simd_math_pow32.h":
+    pass
