@@ -34,3 +34,5 @@ cdef extern from "simd_math_tab64.h":
     pass
 cdef extern from "simd_math_pow32.h":
     pass
+cdef extern from "simd_math_pow64.h":
+    pass

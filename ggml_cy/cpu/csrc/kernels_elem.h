@@ -148,134 +148,159 @@ static inline T kern_scale_##tn(T x, T s) { return x * s; }
 KERN_DEF_FLOAT(f32, float, f, 0x1p64f, FLT_MIN)
 KERN_DEF_FLOAT(f64, double, , 0x1p512, DBL_MIN)
 
-/* power. float64: the C library's pow with the rule flags. float32: the vector form of
- * simd_math_pow32.h (avx2 and avx512; the x86-64-v2 baseline keeps powf: two double lanes
- * and element-wise table reads made the vector form slower than it there); its slow lanes (zeros, infinities, NaN, a negative base to a
- * fractional power, results near or past the float range) go to powf with the rule flags,
- * out of line. Rows of any layout and the one-element kern_pow_f32 run the same vector code
- * (the scalar one on a block padded with 1 ** 1), so every layout gives the same bits. */
-static inline double kern_pow_f64(double x, double y, int rule, int * status) {
-    (void)status;
-    return kern_pow_libm_f64(x, y, rule);
-}
-__attribute__((noinline, cold)) static sm_vf kern_pow_slow_f32(sm_vf x, sm_vf y, sm_vi slow,
-                                                               sm_vf r, int rule) {
-    for (int k = 0; k < SM_NF; k++)
-        if (slow[k]) r[k] = kern_pow_libm_f32(x[k], y[k], rule);
-    return r;
-}
-static inline sm_vf kern_pow_vec_f32(sm_vf x, sm_vf y, int rule) {
-    sm_vi slow;
-    sm_vf r = sm_powf_fast(x, y, &slow);
-    if (__builtin_expect(sm_any(slow), 0)) r = kern_pow_slow_f32(x, y, slow, r, rule);
-    return r;
-}
-static inline float kern_pow_f32(float x, float y, int rule, int * status) {
-    (void)status;
-#if !SM_POW32_VECTOR
-    return kern_pow_libm_f32(x, y, rule);
-#endif
-    sm_vf vx = sm_bcf(1.0f), vy = sm_bcf(1.0f);
-    vx[0] = x;
-    vy[0] = y;
-    return kern_pow_vec_f32(vx, vy, rule)[0];
-}
-/* elements [i, i + m) of a float32 power row (byte strides; 0: a broadcast operand), m up
- * to SM_NF, through a block padded with 1 */
-static inline void kern_pow_block_f32(char * d, int64_t sd, const char * a, int64_t sa,
-                                      const char * b, int64_t sb, int64_t i, int m, int rule) {
-    sm_vf vx = sm_bcf(1.0f), vy = sm_bcf(1.0f);
-    for (int k = 0; k < m; k++) {
-        memcpy(&vx[k], a + (i + k) * sa, 4);
-        memcpy(&vy[k], b + (i + k) * sb, 4);
-    }
-    sm_vf r = kern_pow_vec_f32(vx, vy, rule);
-    for (int k = 0; k < m; k++) memcpy(d + (i + k) * sd, &r[k], 4);
-}
-/* The vector loop of a float32 power row (sa, sb: 4 or 0 for a broadcast operand, whose
- * vector is given). No call in the loop, so that the polynomial constants stay in registers
- * (a call clobbers every vector register): a vector with slow lanes keeps its inputs aside
- * (a chunk's worth at most), and they are computed with powf after the chunk, which is
- * also right when d is a or b (the inputs are copied before the store). */
+/* power on floats: the vector forms of simd_math_pow32.h / simd_math_pow64.h where the
+ * level has them (SM_POW32_VECTOR: avx2, avx512; SM_POW64_VECTOR: FMA levels), else the C
+ * library's pow with the rule flags (the x86-64-v2 baseline, where two double lanes and
+ * element-wise table reads made the vector forms slower than the C library). The lanes the
+ * vector forms leave (zeros, infinities, NaN, a negative base to a fractional power,
+ * results near or past the type's range) go to the C library's pow with the rule flags,
+ * out of the vector loop. Rows of any layout and the one-element kern_pow_<type> run the
+ * same vector code (the scalar one on a block padded with 1 ** 1), so every layout gives the
+ * same bits. VT/MT: the value and mask vector types, LANES their lanes, FAST the vector
+ * form, BITS a mask's lanes as bits. */
 #define KERN_POW_CHUNK 32
-static inline int kern_pow_lanebits(sm_vi m) {
+static inline int kern_pow_bits_f32(sm_vi m) {
 #if SM_VB == 64
     return (int)_mm512_test_epi32_mask((__m512i)m, (__m512i)m);
 #elif SM_VB == 32
     return _mm256_movemask_ps((__m256)m);
-#elif defined(__SSE2__)
-    return _mm_movemask_ps((__m128)m);
 #else
-    int o = 0;
-    for (int k = 0; k < SM_NF; k++) o |= (m[k] != 0) << k;
-    return o;
+    return _mm_movemask_ps((__m128)m);
 #endif
 }
-static inline __attribute__((always_inline)) int64_t kern_pow_vectors_f32(int64_t i, int64_t n, char * d, const char * a, int64_t sa,
-                                    const char * b, int64_t sb, sm_vf vx, sm_vf vy, int rule) {
-    sm_vf px[KERN_POW_CHUNK], py[KERN_POW_CHUNK];
-    int64_t pi[KERN_POW_CHUNK];
-    int pm[KERN_POW_CHUNK];
-    while (i + SM_NF <= n) {
-        int np = 0;
-        for (int v = 0; v < KERN_POW_CHUNK && i + SM_NF <= n; v++, i += SM_NF) {
-            if (sa) memcpy(&vx, a + 4 * i, sizeof vx);
-            if (sb) memcpy(&vy, b + 4 * i, sizeof vy);
-            sm_vi slow;
-            sm_vf r = sm_powf_fast(vx, vy, &slow);
-            int bits = kern_pow_lanebits(slow);
-            if (__builtin_expect(bits != 0, 0)) {
-                px[np] = vx;
-                py[np] = vy;
-                pi[np] = i;
-                pm[np++] = bits;
-            }
-            memcpy(d + 4 * i, &r, sizeof r);
-        }
-        for (int p = 0; p < np; p++)
-            for (int k = 0; k < SM_NF; k++)
-                if (pm[p] >> k & 1) {
-                    float r = kern_pow_libm_f32(px[p][k], py[p][k], rule);
-                    memcpy(d + 4 * (pi[p] + k), &r, 4);
-                }
-    }
-    return i;
-}
-/* A float32 power row: contiguous (or broadcast) operands a vector at a time from the
- * destination's first 64-byte boundary on (line_peel.h), everything else in blocks. */
-static void kern_pow_row_f32(int64_t n, char * d, int64_t sd, const char * a, int64_t sa,
-                             const char * b, int64_t sb, int rule) {
-    int64_t i = 0;
-#if !SM_POW32_VECTOR
-    for (; i < n; i++) {
-        float x, y, r;
-        memcpy(&x, a + i * sa, 4);
-        memcpy(&y, b + i * sb, 4);
-        r = kern_pow_libm_f32(x, y, rule);
-        memcpy(d + i * sd, &r, 4);
-    }
-    return;
+static inline int kern_pow_bits_f64(sm_vl m) {
+#if SM_VB == 64
+    return (int)_mm512_test_epi64_mask((__m512i)m, (__m512i)m);
+#elif SM_VB == 32
+    return _mm256_movemask_pd((__m256d)m);
+#else
+    return _mm_movemask_pd((__m128d)m);
 #endif
-    if (n > 0 && sd == 4 && (sa == 4 || sa == 0) && (sb == 4 || sb == 0)) {
-        int64_t i0 = kern_line_peel(d, 4, n);
-        for (; i < i0; i += SM_NF)
-            kern_pow_block_f32(d, sd, a, sa, b, sb, i, (int)(i0 - i < SM_NF ? i0 - i : SM_NF), rule);
-        float x0, y0;
-        memcpy(&x0, a, 4);
-        memcpy(&y0, b, 4);
-        /* constant strides: one loop each, without the tests */
-        if (sa && sb)
-            i = kern_pow_vectors_f32(i0, n, d, a, 4, b, 4, sm_bcf(x0), sm_bcf(y0), rule);
-        else if (sa)
-            i = kern_pow_vectors_f32(i0, n, d, a, 4, b, 0, sm_bcf(x0), sm_bcf(y0), rule);
-        else if (sb)
-            i = kern_pow_vectors_f32(i0, n, d, a, 0, b, 4, sm_bcf(x0), sm_bcf(y0), rule);
-        else
-            i = i0;
-    }
-    for (; i < n; i += SM_NF)
-        kern_pow_block_f32(d, sd, a, sa, b, sb, i, (int)(n - i < SM_NF ? n - i : SM_NF), rule);
 }
+#define KERN_POW_VECTOR_DEF(tn, T, VT, MT, LANES, BC, FAST)                                 \
+__attribute__((noinline, cold)) static VT kern_pow_slow_##tn(VT x, VT y, MT slow, VT r,   \
+                                                            int rule) {                  \
+    for (int k = 0; k < (LANES); k++)                                                   \
+        if (slow[k]) r[k] = kern_pow_libm_##tn(x[k], y[k], rule);                       \
+    return r;                                                                           \
+}                                                                                       \
+static inline VT kern_pow_vec_##tn(VT x, VT y, int rule) {                              \
+    MT slow;                                                                            \
+    VT r = FAST(x, y, &slow);                                                           \
+    if (__builtin_expect(kern_pow_bits_##tn(slow) != 0, 0))                             \
+        r = kern_pow_slow_##tn(x, y, slow, r, rule);                                    \
+    return r;                                                                           \
+}                                                                                       \
+static inline T kern_pow_##tn(T x, T y, int rule, int * status) {                       \
+    (void)status;                                                                       \
+    VT vx = BC((T)1), vy = BC((T)1);                                                    \
+    vx[0] = x;                                                                          \
+    vy[0] = y;                                                                          \
+    return kern_pow_vec_##tn(vx, vy, rule)[0];                                          \
+}                                                                                       \
+/* elements [i, i + m) of a row (byte strides; 0: a broadcast operand), m up to LANES,  \
+ * through a block padded with 1 */                                                     \
+static inline void kern_pow_block_##tn(char * d, int64_t sd, const char * a, int64_t sa, \
+                                       const char * b, int64_t sb, int64_t i, int m,     \
+                                       int rule) {                                       \
+    VT vx = BC((T)1), vy = BC((T)1);                                                    \
+    for (int k = 0; k < m; k++) {                                                       \
+        memcpy(&vx[k], a + (i + k) * sa, sizeof(T));                                    \
+        memcpy(&vy[k], b + (i + k) * sb, sizeof(T));                                    \
+    }                                                                                   \
+    VT r = kern_pow_vec_##tn(vx, vy, rule);                                             \
+    for (int k = 0; k < m; k++) memcpy(d + (i + k) * sd, &r[k], sizeof(T));             \
+}                                                                                       \
+/* The vector loop (sa, sb: sizeof(T) or 0 for a broadcast operand, whose vector is     \
+ * given). No call in it, so that the polynomial constants stay in registers (a call    \
+ * clobbers every vector register): a vector with slow lanes keeps its inputs aside (a  \
+ * chunk's worth at most), computed after the chunk -- also right when d is a or b (the  \
+ * inputs are copied before the store). */                                              \
+static inline __attribute__((always_inline)) int64_t kern_pow_vectors_##tn(             \
+        int64_t i, int64_t n, char * d, const char * a, int64_t sa, const char * b,     \
+        int64_t sb, VT vx, VT vy, int rule) {                                           \
+    VT px[KERN_POW_CHUNK], py[KERN_POW_CHUNK];                                          \
+    int64_t pi[KERN_POW_CHUNK];                                                         \
+    int pm[KERN_POW_CHUNK];                                                             \
+    while (i + (LANES) <= n) {                                                          \
+        int np = 0;                                                                     \
+        for (int v = 0; v < KERN_POW_CHUNK && i + (LANES) <= n; v++, i += (LANES)) {    \
+            if (sa) memcpy(&vx, a + sizeof(T) * i, sizeof vx);                          \
+            if (sb) memcpy(&vy, b + sizeof(T) * i, sizeof vy);                          \
+            MT slow;                                                                    \
+            VT r = FAST(vx, vy, &slow);                                                 \
+            int bits = kern_pow_bits_##tn(slow);                                        \
+            if (__builtin_expect(bits != 0, 0)) {                                       \
+                px[np] = vx;                                                            \
+                py[np] = vy;                                                            \
+                pi[np] = i;                                                             \
+                pm[np++] = bits;                                                        \
+            }                                                                           \
+            memcpy(d + sizeof(T) * i, &r, sizeof r);                                    \
+        }                                                                               \
+        for (int q = 0; q < np; q++)                                                    \
+            for (int k = 0; k < (LANES); k++)                                           \
+                if (pm[q] >> k & 1) {                                                   \
+                    T r = kern_pow_libm_##tn(px[q][k], py[q][k], rule);                 \
+                    memcpy(d + sizeof(T) * (pi[q] + k), &r, sizeof(T));                 \
+                }                                                                       \
+    }                                                                                   \
+    return i;                                                                           \
+}                                                                                       \
+/* A row: contiguous (or broadcast) operands a vector at a time from the destination's  \
+ * first 64-byte boundary on (line_peel.h), everything else in blocks. */               \
+static void kern_pow_row_##tn(int64_t n, char * d, int64_t sd, const char * a,          \
+                              int64_t sa, const char * b, int64_t sb, int rule) {       \
+    const int64_t es = (int64_t)sizeof(T);                                              \
+    int64_t i = 0;                                                                      \
+    if (n > 0 && sd == es && (sa == es || sa == 0) && (sb == es || sb == 0)) {          \
+        int64_t i0 = kern_line_peel(d, es, n);                                          \
+        for (; i < i0; i += (LANES))                                                    \
+            kern_pow_block_##tn(d, sd, a, sa, b, sb, i,                                 \
+                                (int)(i0 - i < (LANES) ? i0 - i : (LANES)), rule);      \
+        T x0, y0;                                                                       \
+        memcpy(&x0, a, sizeof(T));                                                      \
+        memcpy(&y0, b, sizeof(T));                                                      \
+        /* constant strides: one loop each, without the tests */                        \
+        if (sa && sb)                                                                   \
+            i = kern_pow_vectors_##tn(i0, n, d, a, es, b, es, BC(x0), BC(y0), rule);    \
+        else if (sa)                                                                    \
+            i = kern_pow_vectors_##tn(i0, n, d, a, es, b, 0, BC(x0), BC(y0), rule);     \
+        else if (sb)                                                                    \
+            i = kern_pow_vectors_##tn(i0, n, d, a, 0, b, es, BC(x0), BC(y0), rule);     \
+        else                                                                            \
+            i = i0;                                                                     \
+    }                                                                                   \
+    for (; i < n; i += (LANES))                                                         \
+        kern_pow_block_##tn(d, sd, a, sa, b, sb, i,                                     \
+                            (int)(n - i < (LANES) ? n - i : (LANES)), rule);            \
+}
+/* the C library's pow on every element */
+#define KERN_POW_LIBM_DEF(tn, T)                                                          \
+static inline T kern_pow_##tn(T x, T y, int rule, int * status) {                       \
+    (void)status;                                                                       \
+    return kern_pow_libm_##tn(x, y, rule);                                              \
+}                                                                                       \
+static void kern_pow_row_##tn(int64_t n, char * d, int64_t sd, const char * a,          \
+                              int64_t sa, const char * b, int64_t sb, int rule) {       \
+    for (int64_t i = 0; i < n; i++) {                                                   \
+        T x, y, r;                                                                      \
+        memcpy(&x, a + i * sa, sizeof(T));                                              \
+        memcpy(&y, b + i * sb, sizeof(T));                                              \
+        r = kern_pow_libm_##tn(x, y, rule);                                             \
+        memcpy(d + i * sd, &r, sizeof(T));                                              \
+    }                                                                                   \
+}
+#if SM_POW32_VECTOR
+KERN_POW_VECTOR_DEF(f32, float, sm_vf, sm_vi, SM_NF, sm_bcf, sm_powf_fast)
+#else
+KERN_POW_LIBM_DEF(f32, float)
+#endif
+#if SM_POW64_VECTOR
+KERN_POW_VECTOR_DEF(f64, double, sm_vd, sm_vl, SM_ND, sm_bcd, sm_pow_fast_d)
+#else
+KERN_POW_LIBM_DEF(f64, double)
+#endif
 
 /* exp, expm1, log, log1p, log2, sin, cos (and tanh, sigmoid, silu below): float32 and
  * float64 from the vectorized functions of simd_math.h, one element at a time (the rows call

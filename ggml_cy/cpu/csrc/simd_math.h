@@ -362,6 +362,7 @@ static inline sm_vfh sm_siluf_h(sm_vfh x) { return sm_sigsilu_h(x, 1); }
 #include "simd_math_f64_act.h"
 #include "simd_math_exp64.h"
 #include "simd_math_pow32.h"
+#include "simd_math_pow64.h"
 
 #define SM_ROW_F32(name, fn)                                                              \
 static inline void sm_row_##name##_f32(const float * a, float * d, int64_t n) {         \
