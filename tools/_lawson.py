@@ -24,3 +24,26 @@ def lawson(xs, tgt, wt, deg, iters=40):
         tot = sum(l_ * e for l_, e in zip(lw, err))
         lw = [l_ * e / tot for l_, e in zip(lw, err)]
     return c
+
+
+def chebyshev_nodes(R, n=100):
+    """n Chebyshev points of [-R, R]: the fit's sample."""
+    return [R * mp.cos(mp.pi * (j + 0.5) / n) for j in range(n)]
+
+
+def horner(cf, x):
+    """The polynomial with coefficients cf (lowest order first) at x, in mpmath."""
+    p = mp.mpf(0)
+    for c in reversed(cf):
+        p = p * x + mp.mpf(c)
+    return p
+
+
+def worst_relative(R, exact, approx, n=800):
+    """max |approx / exact - 1| over n + 1 evenly spaced points of [-R, R] (0 left out)."""
+    w = mp.mpf(0)
+    for j in range(n + 1):
+        x = mp.mpf(R) * (2 * mp.mpf(j) / n - 1)
+        if x != 0:
+            w = max(w, abs(approx(x) / exact(x) - 1))
+    return w

@@ -13,53 +13,34 @@ Usage: python tools/fit_pow32.py   (prints the coefficients, lowest order first,
 measured relative errors with the coefficients rounded to double; a few seconds)
 """
 import mpmath as mp
-from _lawson import lawson
+from _lawson import chebyshev_nodes, horner, lawson, worst_relative
 
 mp.mp.prec = 120
 R_LOG = 0.0342          # tools/fit_log64.py's max |r|, rounded up
-R_EXP = 1.0 / 32
+R_EXP = mp.mpf(1) / 32
 DEG_LOG, DEG_EXP = 5, 3
 
 
-def _nodes(R, n=120):
-    return [R * mp.cos(mp.pi * (j + 0.5) / n) for j in range(n)]
-
-
-def _worst(R, f_exact, f_poly):
-    w = 0
-    for j in range(2001):
-        x = mp.mpf(R) * (2 * j / 2000 - 1)
-        if x == 0:
-            continue
-        w = max(w, abs(f_poly(x) / f_exact(x) - 1))
-    return w
-
-
-def _horner(cf, x):
-    p = mp.mpf(0)
-    for c in reversed(cf):
-        p = p * x + mp.mpf(c)
-    return p
-
-
 def fit_log():
-    xs = _nodes(R_LOG)
+    xs = chebyshev_nodes(R_LOG, 120)
     tgt = [mp.log(1 + x, 2) / x for x in xs]
     c = lawson(xs, tgt, [1 / abs(t) for t in tgt], DEG_LOG, 30)
     cf = [float(v) for v in c]
-    return cf, _worst(R_LOG, lambda x: mp.log(1 + x, 2), lambda x: x * _horner(cf, x))
+    return cf, worst_relative(R_LOG, lambda x: mp.log(1 + x, 2), lambda x: x * horner(cf, x))
 
 
-def fit_exp():
-    xs = _nodes(R_EXP)
+def fit_exp2(deg, n=120, iters=30):
+    """E of 2^s = 1 + s E(s) on |s| <= 1/32, degree deg (also tools/fit_pow64.py's)."""
+    xs = [x for x in chebyshev_nodes(R_EXP, n) if x != 0]
     tgt = [(mp.power(2, x) - 1) / x for x in xs]
-    c = lawson(xs, tgt, [abs(x / mp.power(2, x)) for x in xs], DEG_EXP, 30)
+    c = lawson(xs, tgt, [abs(x / mp.power(2, x)) for x in xs], deg, iters)
     cf = [float(v) for v in c]
-    return cf, _worst(R_EXP, lambda x: mp.power(2, x), lambda x: 1 + x * _horner(cf, x))
+    return cf, worst_relative(R_EXP, lambda x: mp.power(2, x),
+                              lambda x: 1 + x * horner(cf, x))
 
 
 def main():
-    for name, (cf, w) in (("SM_POW32_L", fit_log()), ("SM_POW32_E", fit_exp())):
+    for name, (cf, w) in (("SM_POW32_L", fit_log()), ("SM_POW32_E", fit_exp2(DEG_EXP))):
         print(f"/* tools/fit_pow32.py: relative error {float(w):.3g} "
               f"(2^{float(mp.log(w, 2)):.1f}) */")
         for k, c in enumerate(cf):

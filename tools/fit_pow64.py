@@ -11,56 +11,28 @@ Usage: python tools/fit_pow64.py   (prints the coefficients, lowest order first;
 minute: mpmath at 200 bits)
 """
 import mpmath as mp
-from _lawson import lawson
+from _lawson import chebyshev_nodes, horner, lawson, worst_relative
+from fit_pow32 import fit_exp2
 
 mp.mp.prec = 200
 R_LOG = 0.0342
-R_EXP = mp.mpf(1) / 32
 DEG_Q, DEG_E = 8, 6
 IL = 1 / mp.log(2)
 
 
-def _nodes(R, n=100):
-    return [R * mp.cos(mp.pi * (j + 0.5) / n) for j in range(n)]
-
-
-def _horner(cf, x):
-    p = mp.mpf(0)
-    for c in reversed(cf):
-        p = p * x + mp.mpf(c)
-    return p
-
-
-def _worst(R, exact, approx):
-    w = 0
-    for j in range(801):
-        x = mp.mpf(R) * (2 * mp.mpf(j) / 800 - 1)
-        if x != 0:
-            w = max(w, abs(approx(x) / exact(x) - 1))
-    return w
-
-
 def fit_q():
-    xs = _nodes(R_LOG)
+    xs = chebyshev_nodes(R_LOG)
     tgt = [(mp.log(1 + x, 2) - x * IL + x * x * IL / 2) / x ** 3 for x in xs]
     c = lawson(xs, tgt, [abs(x ** 3 / mp.log(1 + x, 2)) for x in xs], DEG_Q, 25)
     cf = [float(v) for v in c]
-    return cf, _worst(R_LOG, lambda x: mp.log(1 + x, 2),
-                      lambda x: x * IL - x * x * IL / 2 + x ** 3 * _horner(cf, x))
-
-
-def fit_e():
-    xs = _nodes(R_EXP)
-    tgt = [(mp.power(2, x) - 1) / x for x in xs]
-    c = lawson(xs, tgt, [abs(x / mp.power(2, x)) for x in xs], DEG_E, 25)
-    cf = [float(v) for v in c]
-    return cf, _worst(R_EXP, lambda x: mp.power(2, x), lambda x: 1 + x * _horner(cf, x))
+    return cf, worst_relative(R_LOG, lambda x: mp.log(1 + x, 2),
+                              lambda x: x * IL - x * x * IL / 2 + x ** 3 * horner(cf, x))
 
 
 def main():
     ilh = float(IL)
     print(f"#define SM_POW64_ILH {ilh.hex()}\n#define SM_POW64_ILL {float(IL - ilh).hex()}")
-    for name, (cf, w) in (("SM_POW64_Q", fit_q()), ("SM_POW64_E", fit_e())):
+    for name, (cf, w) in (("SM_POW64_Q", fit_q()), ("SM_POW64_E", fit_exp2(DEG_E, 100, 25))):
         print(f"/* tools/fit_pow64.py: relative error 2^{float(mp.log(w, 2)):.1f} */")
         for k, c in enumerate(cf):
             print(f"#define {name}{k} {c.hex()}")
