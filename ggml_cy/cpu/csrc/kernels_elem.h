@@ -156,16 +156,20 @@ KERN_DEF_FLOAT(f64, double, , 0x1p512, DBL_MIN)
  * results near or past the type's range) go to the C library's pow with the rule flags,
  * out of the vector loop. Rows of any layout and the one-element kern_pow_<type> run the
  * same vector code (the scalar one on a block padded with 1 ** 1), so every layout gives the
- * same bits. VT/MT: the value and mask vector types, LANES their lanes, FAST the vector
- * form, BITS a mask's lanes as bits. */
+ * same bits. VT/MT: the value and mask vector types, LANES their lanes, BC a broadcast,
+ * FAST the vector form; kern_pow_bits_<type>: a mask's lanes as bits. */
 #define KERN_POW_CHUNK 32
 static inline int kern_pow_bits_f32(sm_vi m) {
 #if SM_VB == 64
     return (int)_mm512_test_epi32_mask((__m512i)m, (__m512i)m);
 #elif SM_VB == 32
     return _mm256_movemask_ps((__m256)m);
-#else
+#elif defined(__SSE2__)
     return _mm_movemask_ps((__m128)m);
+#else
+    int o = 0;
+    for (int k = 0; k < SM_NF; k++) o |= (m[k] != 0) << k;
+    return o;
 #endif
 }
 static inline int kern_pow_bits_f64(sm_vl m) {
@@ -173,8 +177,12 @@ static inline int kern_pow_bits_f64(sm_vl m) {
     return (int)_mm512_test_epi64_mask((__m512i)m, (__m512i)m);
 #elif SM_VB == 32
     return _mm256_movemask_pd((__m256d)m);
-#else
+#elif defined(__SSE2__)
     return _mm_movemask_pd((__m128d)m);
+#else
+    int o = 0;
+    for (int k = 0; k < SM_ND; k++) o |= (m[k] != 0) << k;
+    return o;
 #endif
 }
 #define KERN_POW_VECTOR_DEF(tn, T, VT, MT, LANES, BC, FAST)                                 \

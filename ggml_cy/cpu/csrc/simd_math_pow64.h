@@ -107,7 +107,9 @@ static inline sm_vd sm_pow64_exp2(sm_vd th, sm_vd tl) {
     sm_vd e = ((SM_POW64_E6 * s + SM_POW64_E5) * s2 + (SM_POW64_E4 * s + SM_POW64_E3)) * s2
               + (SM_POW64_E2 * s + SM_POW64_E1);
     sm_vd p = s * (e * s + SM_POW64_E0);
-    return S + S * (p + Tl);
+    /* S + S (p + Tl) in one explicit FMA: S (p + Tl) alone can fall below the smallest
+     * normal (S near 2^-1022, or p tiny) and raise "underflow" */
+    return sm_fmsd(S, p + Tl, -S);
 }
 
 /* x^y on the fast lanes; *slow: the lanes (all ones) the caller must compute otherwise */
