@@ -137,10 +137,16 @@ def test_negative_bases(dt):
     with np.errstate(all="ignore"):
         assert (np.signbit(ggml_cy.power(x, y)) == (y % 2 == 1)).all()
     # even integers beyond 2^24 (every float32 there), fractional exponents: NaN, "invalid"
-    big = np.array([2.0 ** 24, 2.0 ** 30, 2.0 ** 24 + 2, 2.0 ** 53, 2.0 ** 52 + 1, 3.0], dt)
+    big = np.array([2.0 ** 24, 2.0 ** 30, 2.0 ** 24 + 2, 2.0 ** 53, 2.0 ** 52 + 1, 3.0,
+                    -2927442156554250.5, 2.0 ** 51 + 0.5, -(2.0 ** 51) - 1, 2.0 ** 51 - 0.5,
+                    -(2.0 ** 51) + 1.5, 2.0 ** 50 + 0.25], dt)
     with np.errstate(all="ignore"):
-        got = ggml_cy.power(dt(-1.0), big)
-    assert np.array_equal(got, np.power(dt(-1.0), big))
+        for base in (-1.0, -1.0000001):
+            got = ggml_cy.power(dt(base), big)
+            want = np.power(dt(base), big)
+            assert np.array_equal(np.isnan(got), np.isnan(want)), (base, big, got, want)
+            assert np.array_equal(np.signbit(got), np.signbit(want)), (base, big, got, want)
+            assert (_ulp_err(got, np.full_like(big, base), big) <= BUDGET_LIBM).all()
     with np.errstate(invalid="raise"):
         with pytest.raises(FloatingPointError):
             ggml_cy.power(np.array([-2.0, 2.0], dt), np.array([0.5, 0.5], dt))

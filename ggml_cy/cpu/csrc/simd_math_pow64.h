@@ -16,7 +16,7 @@
  * Measured within 0.59 ulp of an 80-bit reference (tests/test_simd_pow.py).
  *
  * Fast lanes, as in float32: x a finite normal number (negative only with an integral y
- * below 2^52, the sign put back for an odd one), y 0 or |y| within [2^-64, 2^64], th within
+ * below 2^51, the sign put back for an odd one), y 0 or |y| within [2^-64, 2^64], th within
  * [-1021.5, 1023.5] (a normal result). The rest (zeros, subnormal x, infinities, NaN, a negative base to a
  * fractional power, results near or past the double range) is marked in *slow, its inputs
  * replaced by 1, and computed by the caller with the C library's pow and numpy's flag rules.
@@ -134,9 +134,11 @@ static inline __attribute__((always_inline)) sm_vd sm_pow_fast_d(sm_vd x, sm_vd 
     sm_vd r = sm_pow64_exp2(sm_seld(in, th, sm_bcd(0.0)), sm_seld(in, tl, sm_bcd(0.0)));
     sm_vl sl = ~in | ~ok;
     if (sm_anyl(neg)) {
-        /* y integral below 2^52: y + 1.5 2^52 has y's parity in its last bit */
+        /* y integral below 2^51: y + 1.5 2^52 lies in [2^52, 2^53), whose spacing is 1, and
+         * has y's parity in its last bit (from 2^51 on, a negative y's sum falls below 2^52,
+         * where halves are kept: those lanes go to the C library) */
         sm_vd yabs = (sm_vd)((sm_vl)ys & 0x7fffffffffffffffLL);
-        sm_vl big = (sm_vl)(yabs >= 0x1p52);
+        sm_vl big = (sm_vl)(yabs >= 0x1p51);
         sm_vd yc = sm_seld(big, sm_bcd(0.0), ys);
         sm_vd m = yc + SM_MAGICD;
         sm_vl integral = (sm_vl)(m - SM_MAGICD == yc) & ~big;
