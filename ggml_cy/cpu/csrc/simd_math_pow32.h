@@ -17,12 +17,14 @@
  * the C library's powf and numpy's flag rules (kernels_elem.h, kern_pow_vec_f32); its inputs
  * are replaced by 1 here, so that it raises nothing on the way. Which lanes are fast depends
  * on the lane's own x and y only, so a value's result does not depend on its neighbours.
- * Lookups: vpermt2pd with AVX-512, a gather with AVX2 (the baseline keeps powf: SM_POW32_VECTOR). */
+ * Lookups: vpermt2pd with AVX-512, a gather with AVX2 (the baseline keeps powf:
+ * SM_POW32_VECTOR). */
 #ifndef GGML_CY_SIMD_MATH_POW32_H
 #define GGML_CY_SIMD_MATH_POW32_H
 
 /* the levels that take the vector form (kernels_elem.h): with two double lanes and the
- * table read element by element, the x86-64-v2 baseline ran it at 1.4x powf's time */
+ * table read element by element, the x86-64-v2 baseline ran it at 1.4x powf's time (the
+ * eager call, 1e6 elements: 11.5 against 8.2 ns an element) */
 #if SM_VB >= 32
 #define SM_POW32_VECTOR 1
 #else

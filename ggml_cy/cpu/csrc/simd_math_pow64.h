@@ -17,9 +17,10 @@
  *
  * Fast lanes, as in float32: x a finite normal number (negative only with an integral y
  * below 2^51, the sign put back for an odd one), y 0 or |y| within [2^-64, 2^64], th within
- * [-1021.5, 1023.5] (a normal result). The rest (zeros, subnormal x, infinities, NaN, a negative base to a
- * fractional power, results near or past the double range) is marked in *slow, its inputs
- * replaced by 1, and computed by the caller with the C library's pow and numpy's flag rules.
+ * [-1021.5, 1023.5] (a normal result). The rest (zeros, subnormal x, infinities, NaN, a
+ * negative base to a fractional power, results near or past the double range) is marked in
+ * *slow, its inputs replaced by 1, and computed by the caller with the C library's pow and
+ * numpy's flag rules.
  * Levels with FMA (avx2, avx512); the baseline keeps pow (SM_POW64_VECTOR). */
 #ifndef GGML_CY_SIMD_MATH_POW64_H
 #define GGML_CY_SIMD_MATH_POW64_H
