@@ -157,35 +157,9 @@ KERN_DEF_FLOAT(f64, double, , 0x1p512, DBL_MIN)
  * out of the vector loop. Rows of any layout and the one-element kern_pow_<type> run the
  * same vector code (the scalar one on a block padded with 1 ** 1), so every layout gives the
  * same bits. VT/MT: the value and mask vector types, LANES their lanes, BC a broadcast,
- * FAST the vector form; kern_pow_bits_<type>: a mask's lanes as bits. */
+ * FAST the vector form, BITS a mask's lanes as bits (simd_math.h). */
 #define KERN_POW_CHUNK 32
-static inline int kern_pow_bits_f32(sm_vi m) {
-#if SM_VB == 64
-    return (int)_mm512_test_epi32_mask((__m512i)m, (__m512i)m);
-#elif SM_VB == 32
-    return _mm256_movemask_ps((__m256)m);
-#elif defined(__SSE2__)
-    return _mm_movemask_ps((__m128)m);
-#else
-    int o = 0;
-    for (int k = 0; k < SM_NF; k++) o |= (m[k] != 0) << k;
-    return o;
-#endif
-}
-static inline int kern_pow_bits_f64(sm_vl m) {
-#if SM_VB == 64
-    return (int)_mm512_test_epi64_mask((__m512i)m, (__m512i)m);
-#elif SM_VB == 32
-    return _mm256_movemask_pd((__m256d)m);
-#elif defined(__SSE2__)
-    return _mm_movemask_pd((__m128d)m);
-#else
-    int o = 0;
-    for (int k = 0; k < SM_ND; k++) o |= (m[k] != 0) << k;
-    return o;
-#endif
-}
-#define KERN_POW_VECTOR_DEF(tn, T, VT, MT, LANES, BC, FAST)                                 \
+#define KERN_POW_VECTOR_DEF(tn, T, VT, MT, LANES, BC, FAST, BITS)                           \
 __attribute__((noinline, cold)) static VT kern_pow_slow_##tn(VT x, VT y, MT slow, VT r,   \
                                                             int rule) {                  \
     for (int k = 0; k < (LANES); k++)                                                   \
@@ -195,7 +169,7 @@ __attribute__((noinline, cold)) static VT kern_pow_slow_##tn(VT x, VT y, MT slow
 static inline VT kern_pow_vec_##tn(VT x, VT y, int rule) {                              \
     MT slow;                                                                            \
     VT r = FAST(x, y, &slow);                                                           \
-    if (__builtin_expect(kern_pow_bits_##tn(slow) != 0, 0))                             \
+    if (__builtin_expect(BITS(slow) != 0, 0))                                           \
         r = kern_pow_slow_##tn(x, y, slow, r, rule);                                    \
     return r;                                                                           \
 }                                                                                       \
@@ -237,7 +211,7 @@ static inline __attribute__((always_inline)) int64_t kern_pow_vectors_##tn(     
             if (sb) memcpy(&vy, b + sizeof(T) * i, sizeof vy);                          \
             MT slow;                                                                    \
             VT r = FAST(vx, vy, &slow);                                                 \
-            int bits = kern_pow_bits_##tn(slow);                                        \
+            int bits = BITS(slow);                                                      \
             if (__builtin_expect(bits != 0, 0)) {                                       \
                 px[np] = vx;                                                            \
                 py[np] = vy;                                                            \
@@ -300,12 +274,12 @@ static void kern_pow_row_##tn(int64_t n, char * d, int64_t sd, const char * a,  
     }                                                                                   \
 }
 #if SM_POW32_VECTOR
-KERN_POW_VECTOR_DEF(f32, float, sm_vf, sm_vi, SM_NF, sm_bcf, sm_powf_fast)
+KERN_POW_VECTOR_DEF(f32, float, sm_vf, sm_vi, SM_NF, sm_bcf, sm_powf_fast, sm_lanebits)
 #else
 KERN_POW_LIBM_DEF(f32, float)
 #endif
 #if SM_POW64_VECTOR
-KERN_POW_VECTOR_DEF(f64, double, sm_vd, sm_vl, SM_ND, sm_bcd, sm_pow_fast_d)
+KERN_POW_VECTOR_DEF(f64, double, sm_vd, sm_vl, SM_ND, sm_bcd, sm_pow_fast_d, sm_lanebitsl)
 #else
 KERN_POW_LIBM_DEF(f64, double)
 #endif

@@ -80,33 +80,35 @@ static inline sm_vi sm_bci(int32_t v) {
     return r;
 }
 
-/* any lane of an all-ones/all-zeros mask set */
-static inline int sm_any(sm_vi m) {
+/* the lanes of an all-ones/all-zeros mask as bits (lane k: bit k), and whether any is set */
+static inline int sm_lanebits(sm_vi m) {
 #if SM_VB == 64
-    return _mm512_test_epi32_mask((__m512i)m, (__m512i)m) != 0;
+    return (int)_mm512_test_epi32_mask((__m512i)m, (__m512i)m);
 #elif SM_VB == 32
-    return _mm256_movemask_ps((__m256)m) != 0;
+    return _mm256_movemask_ps((__m256)m);
 #elif defined(__SSE2__)
-    return _mm_movemask_ps((__m128)m) != 0;
+    return _mm_movemask_ps((__m128)m);
 #else
-    int32_t o = 0;
-    for (int k = 0; k < SM_NF; k++) o |= m[k];
-    return o != 0;
+    int o = 0;
+    for (int k = 0; k < SM_NF; k++) o |= (m[k] != 0) << k;
+    return o;
 #endif
 }
-static inline int sm_anyl(sm_vl m) {
+static inline int sm_lanebitsl(sm_vl m) {
 #if SM_VB == 64
-    return _mm512_test_epi64_mask((__m512i)m, (__m512i)m) != 0;
+    return (int)_mm512_test_epi64_mask((__m512i)m, (__m512i)m);
 #elif SM_VB == 32
-    return _mm256_movemask_pd((__m256d)m) != 0;
+    return _mm256_movemask_pd((__m256d)m);
 #elif defined(__SSE2__)
-    return _mm_movemask_pd((__m128d)m) != 0;
+    return _mm_movemask_pd((__m128d)m);
 #else
-    int64_t o = 0;
-    for (int k = 0; k < SM_ND; k++) o |= m[k];
-    return o != 0;
+    int o = 0;
+    for (int k = 0; k < SM_ND; k++) o |= (m[k] != 0) << k;
+    return o;
 #endif
 }
+static inline int sm_any(sm_vi m) { return sm_lanebits(m) != 0; }
+static inline int sm_anyl(sm_vl m) { return sm_lanebitsl(m) != 0; }
 
 #if defined(__FMA__)
 /* a*b - c with one rounding, written out: gcc would otherwise share a*b with a plain

@@ -46,8 +46,8 @@
 
 /* t[idx & 15] */
 static inline sm_vd sm_tab16_any(const double * t, sm_vl idx) {
-#if SM_VB == 64
-    return (sm_vd)_mm512_permutex2var_pd(_mm512_load_pd(t), (__m512i)idx, _mm512_load_pd(t + 8));
+#if SM_F64_512
+    return sm_lut16d(t, idx);                        /* simd_math_f64.h: one vpermt2pd */
 #elif SM_VB == 32 && defined(__AVX2__)
     return (sm_vd)_mm256_i64gather_pd(t, (__m256i)(idx & 15), 8);
 #else
@@ -64,10 +64,6 @@ static inline sm_vd sm_half_fd(sm_vf v, int h) {
     __m256 x = h ? _mm512_extractf32x8_ps((__m512)v, 1) : _mm512_castps512_ps256((__m512)v);
     return (sm_vd)_mm512_cvtps_pd(x);
 }
-static inline sm_vd sm_half_id(sm_vi v, int h) {
-    __m256i x = h ? _mm512_extracti32x8_epi32((__m512i)v, 1) : _mm512_castsi512_si256((__m512i)v);
-    return (sm_vd)_mm512_cvtepi32_pd(x);
-}
 static inline sm_vl sm_half_il(sm_vi v, int h) {
     __m256i x = h ? _mm512_extracti32x8_epi32((__m512i)v, 1) : _mm512_castsi512_si256((__m512i)v);
     return (sm_vl)_mm512_cvtepi32_epi64(x);
@@ -81,6 +77,7 @@ static inline sm_vi sm_join_li(sm_vl lo, sm_vl hi) {
                                      _mm512_cvtepi64_epi32((__m512i)hi), 1);
 }
 #else
+/* (and k's half as doubles: the AVX2 reduction's) */
 static inline sm_vd sm_half_fd(sm_vf v, int h) {
     sm_vfh x;
     memcpy(&x, (const char *)&v + h * sizeof x, sizeof x);
