@@ -156,20 +156,33 @@ KERN_DEF_FLOAT(f64, double, , 0x1p512, DBL_MIN)
  * results near or past the type's range) go to the C library's pow with the rule flags,
  * out of the vector loop. Rows of any layout and the one-element kern_pow_<type> run the
  * same vector code (the scalar one on a block padded with 1 ** 1), so every layout gives the
- * same bits. VT/MT: the value and mask vector types, LANES their lanes, BC a broadcast,
- * FAST the vector form, BITS a mask's lanes as bits (simd_math.h). */
+ * same bits. VT: the vector type, LANES its lanes, BC a broadcast, FAST the vector form
+ * (its slow lanes as bits: lane k, bit k). */
 #define KERN_POW_CHUNK 32
-#define KERN_POW_VECTOR_DEF(tn, T, VT, MT, LANES, BC, FAST, BITS)                           \
-__attribute__((noinline, cold)) static VT kern_pow_slow_##tn(VT x, VT y, MT slow, VT r,   \
+/* The vector forms' flags are dropped: MXCSR's are read before and put back after them, and
+ * the lanes they leave are computed afterwards (raising their own). The float32 AVX-512 form
+ * can raise flags on those lanes only (y log2 x overflowing, a tiny y's products
+ * underflowing). Reading and writing MXCSR costs a few cycles, once a chunk of vectors. */
+#if defined(__SSE__)
+#define KERN_POW_FLAGS_SAVE(v) unsigned v = _mm_getcsr()
+#define KERN_POW_FLAGS_RESTORE(v) _mm_setcsr(v)
+#else
+#define KERN_POW_FLAGS_SAVE(v) (void)0
+#define KERN_POW_FLAGS_RESTORE(v) (void)0
+#endif
+#define KERN_POW_VECTOR_DEF(tn, T, VT, LANES, BC, FAST)                                     \
+__attribute__((noinline, cold)) static VT kern_pow_slow_##tn(VT x, VT y, int slow, VT r,  \
                                                             int rule) {                  \
     for (int k = 0; k < (LANES); k++)                                                   \
-        if (slow[k]) r[k] = kern_pow_libm_##tn(x[k], y[k], rule);                       \
+        if (slow >> k & 1) r[k] = kern_pow_libm_##tn(x[k], y[k], rule);                 \
     return r;                                                                           \
 }                                                                                       \
 static inline VT kern_pow_vec_##tn(VT x, VT y, int rule) {                              \
-    MT slow;                                                                            \
+    int slow;                                                                           \
+    KERN_POW_FLAGS_SAVE(csr);                                                           \
     VT r = FAST(x, y, &slow);                                                           \
-    if (__builtin_expect(BITS(slow) != 0, 0))                                           \
+    KERN_POW_FLAGS_RESTORE(csr);                                                        \
+    if (__builtin_expect(slow != 0, 0))                                                 \
         r = kern_pow_slow_##tn(x, y, slow, r, rule);                                    \
     return r;                                                                           \
 }                                                                                       \
@@ -206,12 +219,12 @@ static inline __attribute__((always_inline)) int64_t kern_pow_vectors_##tn(     
     int pm[KERN_POW_CHUNK];                                                             \
     while (i + (LANES) <= n) {                                                          \
         int np = 0;                                                                     \
+        KERN_POW_FLAGS_SAVE(csr);                                                       \
         for (int v = 0; v < KERN_POW_CHUNK && i + (LANES) <= n; v++, i += (LANES)) {    \
             if (sa) memcpy(&vx, a + sizeof(T) * i, sizeof vx);                          \
             if (sb) memcpy(&vy, b + sizeof(T) * i, sizeof vy);                          \
-            MT slow;                                                                    \
-            VT r = FAST(vx, vy, &slow);                                                 \
-            int bits = BITS(slow);                                                      \
+            int bits;                                                                   \
+            VT r = FAST(vx, vy, &bits);                                                 \
             if (__builtin_expect(bits != 0, 0)) {                                       \
                 px[np] = vx;                                                            \
                 py[np] = vy;                                                            \
@@ -220,6 +233,7 @@ static inline __attribute__((always_inline)) int64_t kern_pow_vectors_##tn(     
             }                                                                           \
             memcpy(d + sizeof(T) * i, &r, sizeof r);                                    \
         }                                                                               \
+        KERN_POW_FLAGS_RESTORE(csr);                                                    \
         for (int q = 0; q < np; q++)                                                    \
             for (int k = 0; k < (LANES); k++)                                           \
                 if (pm[q] >> k & 1) {                                                   \
@@ -274,12 +288,12 @@ static void kern_pow_row_##tn(int64_t n, char * d, int64_t sd, const char * a,  
     }                                                                                   \
 }
 #if SM_POW32_VECTOR
-KERN_POW_VECTOR_DEF(f32, float, sm_vf, sm_vi, SM_NF, sm_bcf, sm_powf_fast, sm_lanebits)
+KERN_POW_VECTOR_DEF(f32, float, sm_vf, SM_NF, sm_bcf, sm_powf_fast)
 #else
 KERN_POW_LIBM_DEF(f32, float)
 #endif
 #if SM_POW64_VECTOR
-KERN_POW_VECTOR_DEF(f64, double, sm_vd, sm_vl, SM_ND, sm_bcd, sm_pow_fast_d, sm_lanebitsl)
+KERN_POW_VECTOR_DEF(f64, double, sm_vd, SM_ND, sm_bcd, sm_pow_fast_d)
 #else
 KERN_POW_LIBM_DEF(f64, double)
 #endif

@@ -113,9 +113,8 @@ static inline sm_vd sm_pow64_exp2(sm_vd th, sm_vd tl) {
     return sm_fmsd(S, p + Tl, -S);
 }
 
-/* x^y on the fast lanes; *slow: the lanes (all ones) the caller must compute otherwise */
-static inline __attribute__((always_inline)) sm_vd sm_pow_fast_d(sm_vd x, sm_vd y,
-                                                                 sm_vl * slow) {
+/* x^y on the fast lanes; *slow: the lanes (bits) the caller must compute otherwise */
+static inline __attribute__((always_inline)) sm_vd sm_pow_fast_d(sm_vd x, sm_vd y, int * slow) {
     sm_vl ix = (sm_vl)x, iy = (sm_vl)y;
     sm_vl ax = ix & 0x7fffffffffffffffLL;
     sm_vl ay = iy & 0x7fffffffffffffffLL;
@@ -147,7 +146,7 @@ static inline __attribute__((always_inline)) sm_vd sm_pow_fast_d(sm_vd x, sm_vd 
         r = sm_seld(neg & odd, -r, r);
         sl |= neg & ~integral;
     }
-    *slow = sl;
+    *slow = sm_lanebitsl(sl);
     return r;
 }
 #else
