@@ -1,7 +1,8 @@
-# budget: 330
+# budget: 380
 # issue 14 item 2 (pow16): the float32/float64 power's vector forms on the 16-core host:
 # bench math (every function, power among them) at 1 and 16 threads, the power tests at each
-# dispatch level (the first round also ran the GPU LlamaModel test: passed)
+# dispatch level (rounds: df46dfd, the double-lane forms; b102e06, float32 in float lanes at
+# avx512)
 set -u
 out="$1"
 python3 -m bench math --quick --threads 1 --json "$out/math-1.json" 2>&1 | tail -70
