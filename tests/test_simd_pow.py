@@ -9,7 +9,7 @@ float64 power for float32, exact to 2^-52, and 80-bit long double power for floa
 to 2^-63; the x86-64-v2 baseline keeps the C library's pow, like the slow lanes below),
 with numpy's special-value results and warnings: the lanes the vector forms do not take
 (zeros, infinities, NaN, a negative base to a fractional power, results near or past the
-type's range; in float64 also subnormal bases and |y| outside [2^-64, 2^64]) go through the
+type's range; in float64 also subnormal bases) go through the
 C library's pow and the KERN_POW_* rules, as before. Every layout (contiguous, broadcast,
 strided, 0-d, in place, any alignment, graph, evaluate, float16) gives the same bits: the
 scalar kernel runs the vector code.

@@ -16,11 +16,11 @@
  * Measured within 0.59 ulp of an 80-bit reference (tests/test_simd_pow.py).
  *
  * Fast lanes, as in float32: x a finite normal number (negative only with an integral y
- * below 2^51, the sign put back for an odd one), y 0 or |y| within [2^-64, 2^64], th within
- * [-1021.5, 1023.5] (a normal result). The rest (zeros, subnormal x, infinities, NaN, a
- * negative base to a fractional power, results near or past the double range) is marked in
- * *slow, its inputs replaced by 1, and computed by the caller with the C library's pow and
- * numpy's flag rules.
+ * below 2^51, the sign put back for an odd one), y finite, th within [-1021.5, 1023.5] (a
+ * normal result). The rest (zeros, subnormal x, infinities, NaN, a negative base to a
+ * fractional power, results near or past the double range) is marked in *slow and computed
+ * by the caller with the C library's pow and numpy's flag rules; the flags the vector code
+ * raises on the way are dropped (kernels_elem.h).
  * Levels with FMA (avx2, avx512); the baseline keeps pow (SM_POW64_VECTOR). */
 #ifndef GGML_CY_SIMD_MATH_POW64_H
 #define GGML_CY_SIMD_MATH_POW64_H
@@ -117,21 +117,20 @@ static inline sm_vd sm_pow64_exp2(sm_vd th, sm_vd tl) {
 static inline __attribute__((always_inline)) sm_vd sm_pow_fast_d(sm_vd x, sm_vd y, int * slow) {
     sm_vl ix = (sm_vl)x, iy = (sm_vl)y;
     sm_vl ax = ix & 0x7fffffffffffffffLL;
-    sm_vl ay = iy & 0x7fffffffffffffffLL;
-    /* |y| in [2^-64, 2^64] or 0: beyond 2^64, y log2 x is 0 or far outside the range; below
-     * 2^-64 the result rounds to 1, but y times log2 x's parts could underflow (a flag numpy
-     * does not raise) -- both to the C library */
+    /* x finite, normal; y finite. The other lanes compute garbage without harm: their flags
+     * are dropped (kernels_elem.h), their results replaced -- as are the flags of a huge y
+     * times log2 x overflowing, or a tiny one's products underflowing (y = 0 or |y| below
+     * 2^-64 give 1, |y| above 2^64 a result out of range but for x = 1) */
     sm_vl ok = ((sm_vul)(ax - 0x0010000000000000LL) < 0x7fe0000000000000ULL)
-               & (((sm_vul)(ay - 0x3bf0000000000000LL) <= 0x0800000000000000ULL) | (ay == 0));
-    sm_vd xs = sm_seld(ok, (sm_vd)ax, sm_bcd(1.0));
-    sm_vd ys = sm_seld(ok, y, sm_bcd(1.0));
+               & ((iy & 0x7fffffffffffffffLL) < 0x7ff0000000000000LL);
+    sm_vd xs = (sm_vd)ax, ys = y;
     sm_vl neg = ok & (ix < 0);
     sm_vd lo;
     sm_vd hi = sm_pow64_log2(xs, &lo);
     sm_vd th = sm_pow64_rounded(ys * hi);                      /* tl holds its error */
     sm_vd tl = sm_fmsd(ys, hi, th) + ys * lo;
     sm_vl in = (sm_vl)(th >= -1021.5) & (sm_vl)(th <= 1023.5);
-    sm_vd r = sm_pow64_exp2(sm_seld(in, th, sm_bcd(0.0)), sm_seld(in, tl, sm_bcd(0.0)));
+    sm_vd r = sm_pow64_exp2(th, tl);
     sm_vl sl = ~in | ~ok;
     if (sm_anyl(neg)) {
         /* y integral below 2^51: y + 1.5 2^52 lies in [2^52, 2^53), whose spacing is 1, and
