@@ -160,9 +160,10 @@ KERN_DEF_FLOAT(f64, double, , 0x1p512, DBL_MIN)
  * (its slow lanes as bits: lane k, bit k). */
 #define KERN_POW_CHUNK 32
 /* The vector forms' flags are dropped: MXCSR's are read before and put back after them, and
- * the lanes they leave are computed afterwards (raising their own). The float32 AVX-512 form
- * can raise flags on those lanes only (y log2 x overflowing, a tiny y's products
- * underflowing). Reading and writing MXCSR costs a few cycles, once a chunk of vectors. */
+ * the lanes they leave are computed afterwards (raising their own). Their steps can raise
+ * flags numpy would not: y log2 x overflowing on a lane they leave, a tiny y's products
+ * underflowing on a lane whose result is 1. Reading and writing MXCSR costs a few cycles,
+ * once a chunk of vectors. */
 #if defined(__SSE__)
 #define KERN_POW_FLAGS_SAVE(v) unsigned v = _mm_getcsr()
 #define KERN_POW_FLAGS_RESTORE(v) _mm_setcsr(v)
