@@ -10,8 +10,9 @@ is exact for |k| < 2^8); the table's Th of the intervals below 1 holds the 1 tha
 exponent lacks there.
 log2(1 + r) = r/ln2 + r^2 C2 + r^3 P(r), C2 = -1/(2 ln2); the first two terms are kept to
 float-pair precision by the kernel, P (degree 4) is fitted for the absolute error of r^3 P
-against log2(1 + r) (2^-38 of it with float coefficients: |t| <= 128 makes that 2^-31 in t,
-a 100th of an ulp; degree 3 left 2^-36, which showed as 0.552 ulp against 0.53 now).
+against log2(1 + r) (2^-38.4 of it with float coefficients: |t| <= 128 makes that 2^-31 in
+t, a 100th of an ulp; degree 3 left 2^-36.3). The form's worst error, 0.576 ulp, comes from
+the r^3 term's float roundings (2^-24 of a term 2^-11.6 of log2 x), not from P.
 2^t = 2^n 2^(j/32) 2^f, |f| <= 1/64 (plus t's low part): 2^(j/32) = T_j (1 + d_j) from two
 32-entry tables, 2^f = 1 + f E(f), E of degree 2.
 

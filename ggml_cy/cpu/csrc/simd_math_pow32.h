@@ -8,8 +8,10 @@
  *   log2 x = k + log2 c + r/ln2 + r^2 C2 + r^3 P(r) is carried as a float pair (S, lo): the
  *   r/ln2 and r^2 C2 products and their sums keep their rounding errors (FMA residuals), so
  *   the pair is good to 2^-35 relative; t = y (S + lo) likewise as a pair (T, Tl), and 2^t =
- *   2^n T_j (1 + d_j) (1 + f E(f)) with 32-entry tables, |f| <= 1/64 + |Tl|. Measured 0.534
- *   ulp; about 80 instructions for 16 elements, against some 135 for the double form below.
+ *   2^n T_j (1 + d_j) (1 + f E(f)) with 32-entry tables, |f| <= 1/64 + |Tl|. Measured 0.576
+ *   ulp (the worst: x just below 1 + 2^-5, where the r^3 term, rounded in floats, is 2^-11.6
+ *   of log2 x, times |t| near 125); about 80 instructions for 16 elements, against some 135
+ *   for the double form below.
  * - AVX2, in double lanes (half a float vector at a time, rounded once to float32): log2 x =
  *   k + log2 c + r P(r) from the 16-interval table (r = z/c - 1, |r| <= 0.0342), t = y log2
  *   x, 2^t = 2^n T_j (1 + s E(s)) with T_j = 2^(j/16) from the exp table and |s| <= 1/32
@@ -22,9 +24,9 @@
  * float32. Every other lane (zeros, infinities, NaN, a negative base to a fractional power,
  * results that overflow, underflow or come near either) is marked in *slow (lane k: bit k)
  * and computed by the caller with the C library's powf and numpy's flag rules (kernels_elem.h,
- * kern_pow_vec_f32). The float-lane form's steps can raise flags on lanes it leaves (y log2 x
- * overflowing, a tiny y's products underflowing): kernels_elem.h restores the flags after the
- * vector code, before the slow lanes. Which lanes are fast depends on the lane's own x and y
+ * kern_pow_vec_f32). The float-lane form's steps can raise flags numpy would not (y log2 x
+ * overflowing on a lane it leaves, a tiny y's products underflowing on a lane whose result
+ * is 1): kernels_elem.h restores the flags after the vector code, before the slow lanes. Which lanes are fast depends on the lane's own x and y
  * only, so a value's result does not depend on its neighbours. The x86-64-v2 baseline keeps
  * powf (SM_POW32_VECTOR). */
 #ifndef GGML_CY_SIMD_MATH_POW32_H
