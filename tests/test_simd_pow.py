@@ -254,6 +254,15 @@ def test_no_flag_from_the_vector_lanes_steps(dt):
     assert np.array_equal(got == 0, want == 0)
     fin = np.isfinite(want) & (want != 0)
     assert max((_ulps_apart(g, w) for g, w in zip(got[fin], want[fin])), default=0) <= 2
+    # a broadcast operand, special or not, against a row (the row loop works on the
+    # broadcast vector every time: its flags fall inside the dropped window too)
+    row = np.array([2.5, -3.0, 0.5, 7.0, -1.0, 100.0, 1e-3, 3.0] * 9, dt)
+    for v in (0.0, -0.0, np.inf, -np.inf, np.nan, fi.max, fi.smallest_subnormal, 2.0, -2.0):
+        for args in ((dt(v), row), (row, dt(v))):
+            got, gw = _warnings_of(ggml_cy.power, *args)
+            want, ww = _warnings_of(np.power, *args)
+            assert gw == ww, (v, args[0] is row, gw, ww)
+            assert np.array_equal(np.isnan(got), np.isnan(want))
     # tiny exponents alone: the results round to 1 and no flag at all
     t = np.array([fi.smallest_subnormal, 1e-30, -1e-30, fi.tiny] * 8, dt)
     b = np.linspace(0.01, 1e6, t.size).astype(dt)

@@ -163,13 +163,23 @@ KERN_DEF_FLOAT(f64, double, , 0x1p512, DBL_MIN)
  * the lanes they leave are computed afterwards (raising their own). Their steps can raise
  * flags numpy would not: y log2 x overflowing on a lane they leave, a tiny y's products
  * underflowing on a lane whose result is 1. Reading and writing MXCSR costs a few cycles,
- * once a chunk of vectors. */
+ * once a chunk of vectors. The compiler does not see that arithmetic touches MXCSR, so the
+ * two are volatile asm, and the fences tie values to that order: inputs fenced after the read
+ * cannot be worked on before it (nor hoisted out of the loop, a broadcast operand's log
+ * included), results fenced before the write are computed before it (the loop's results are
+ * stored before it: the write's memory clobber orders them). */
 #if defined(__SSE__)
-#define KERN_POW_FLAGS_SAVE(v) unsigned v = _mm_getcsr()
-#define KERN_POW_FLAGS_RESTORE(v) _mm_setcsr(v)
+#define KERN_POW_FLAGS_SAVE(v)                                                          \
+    unsigned v;                                                                         \
+    __asm__ volatile("stmxcsr %0" : "=m"(v) : : "memory")
+#define KERN_POW_FLAGS_RESTORE(v) __asm__ volatile("ldmxcsr %0" : : "m"(v) : "memory")
+#define KERN_POW_FENCE_IN(x, y) __asm__ volatile("" : "+v"(x), "+v"(y))
+#define KERN_POW_FENCE_OUT(r, bits) __asm__ volatile("" : "+v"(r), "+r"(bits))
 #else
 #define KERN_POW_FLAGS_SAVE(v) (void)0
 #define KERN_POW_FLAGS_RESTORE(v) (void)0
+#define KERN_POW_FENCE_IN(x, y) (void)0
+#define KERN_POW_FENCE_OUT(r, bits) (void)0
 #endif
 #define KERN_POW_VECTOR_DEF(tn, T, VT, LANES, BC, FAST)                                     \
 __attribute__((noinline, cold)) static VT kern_pow_slow_##tn(VT x, VT y, int slow, VT r,  \
@@ -180,8 +190,11 @@ __attribute__((noinline, cold)) static VT kern_pow_slow_##tn(VT x, VT y, int slo
 }                                                                                       \
 static inline VT kern_pow_vec_##tn(VT x, VT y, int rule) {                              \
     int slow;                                                                           \
+    VT vx = x, vy = y;                                                                  \
     KERN_POW_FLAGS_SAVE(csr);                                                           \
-    VT r = FAST(x, y, &slow);                                                           \
+    KERN_POW_FENCE_IN(vx, vy);                                                          \
+    VT r = FAST(vx, vy, &slow);                                                         \
+    KERN_POW_FENCE_OUT(r, slow);                                                        \
     KERN_POW_FLAGS_RESTORE(csr);                                                        \
     if (__builtin_expect(slow != 0, 0))                                                 \
         r = kern_pow_slow_##tn(x, y, slow, r, rule);                                    \
@@ -224,6 +237,7 @@ static inline __attribute__((always_inline)) int64_t kern_pow_vectors_##tn(     
         for (int v = 0; v < KERN_POW_CHUNK && i + (LANES) <= n; v++, i += (LANES)) {    \
             if (sa) memcpy(&vx, a + sizeof(T) * i, sizeof vx);                          \
             if (sb) memcpy(&vy, b + sizeof(T) * i, sizeof vy);                          \
+            KERN_POW_FENCE_IN(vx, vy);                                                  \
             int bits;                                                                   \
             VT r = FAST(vx, vy, &bits);                                                 \
             if (__builtin_expect(bits != 0, 0)) {                                       \

@@ -262,7 +262,7 @@ static inline __attribute__((always_inline)) sm_vd sm_pow32_half(sm_vd l, sm_vd 
                                                                  sm_vl * slow) {
     sm_vd t = y * l;
     sm_vl in = (sm_vl)(t >= -125.5) & (sm_vl)(t <= 127.5);
-    sm_vd r = sm_pow32_exp2(sm_seld(in, t, sm_bcd(0.0)));
+    sm_vd r = sm_pow32_exp2(t);                       /* garbage where !in: replaced */
     *slow = ~in;
     if (sm_anyl(neg)) {
         /* y integral: y + 1.5 2^52 has y's parity in its last bit (|y| < 2^24; above, every
@@ -286,12 +286,13 @@ static inline __attribute__((always_inline)) sm_vf sm_powf_fast(sm_vf x, sm_vf y
     sm_vi ix = (sm_vi)x, iy = (sm_vi)y;
     sm_vi ax = ix & 0x7fffffff;
     sm_vi ok = ((sm_vu)(ax - 1) < 0x7f7fffffu) & ((iy & 0x7fffffff) < 0x7f800000);
-    sm_vf xs = sm_self(ok, (sm_vf)ax, sm_bcf(1.0f));
-    sm_vf ys = sm_self(ok, y, sm_bcf(1.0f));
+    sm_vf ys = y;
     sm_vi neg = ok & (ix < 0);
     sm_vd l0, l1;
+    /* the other lanes compute garbage without harm, as in the AVX-512 form (their flags, a
+     * big x times 2^23 overflowing among them, are dropped by kernels_elem.h) */
     sm_vi sub = ax < 0x00800000;
-    xs = sm_self(sub, sm_self(sub, xs, sm_bcf(0.0f)) * 0x1p23f, xs);   /* exact, no overflow */
+    sm_vf xs = sm_self(sub, (sm_vf)ax * 0x1p23f, (sm_vf)ax);   /* exact where taken */
     sm_vi tmp = (sm_vi)xs - 0x3f440000;              /* 0.765625 */
     sm_vi k = (tmp >> 23) + (sub & -23);
     sm_vi idx = tmp >> 19;                           /* the low 4 bits: the interval */
