@@ -78,13 +78,18 @@ def test_bits_for_every_thread_count():
     assert _check((2, 3, 4, 7, 8, 16)) == []
 
 
-def test_streamed_outputs_dealt_in_chunks():
+@pytest.mark.parametrize("vectors", [4, 8])
+def test_streamed_outputs_dealt_in_chunks(vectors):
     """The streaming rule planned with a 0-byte LLC (large outputs stream): chunks start
-    anywhere in the row, the short aligned first block stays the first."""
+    anywhere in the row, the short aligned first block stays the first; streamed machine
+    blocks of 4 and of 8 vectors."""
+    from ggml_cy.cpu import _fused
     tuning = _kernels._set_tuning(llc_bytes=0)
+    old = _fused.set_stream_vectors(vectors)
     try:
         assert _check((2, 5, 8), seed=1) == []
     finally:
+        _fused.set_stream_vectors(old)
         _kernels._set_tuning(*tuning)
 
 

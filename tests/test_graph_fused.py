@@ -173,11 +173,14 @@ def test_chunk_loops_bitwise_with_special_values(dtype, n):
         _fused.set_chunk_loops(old)
 
 
-def test_large_outputs_streamed_equal():
+@pytest.mark.parametrize("vectors", [4, 8])
+def test_large_outputs_streamed_equal(vectors):
     """Large outputs go out with non-temporal stores (whatever this machine's last-level
-    cache: the LLC the rule plans with is set to 0 here): same bits."""
+    cache: the LLC the rule plans with is set to 0 here), the machine's blocks 4 or 8
+    vectors long: same bits."""
     from ggml_cy.cpu import _fused, _kernels
     tuning = _kernels._set_tuning(llc_bytes=0)
+    old_vectors = _fused.set_stream_vectors(vectors)
     rng = np.random.default_rng(11)
     n = 5_000_000
     a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
@@ -200,17 +203,34 @@ def test_large_outputs_streamed_equal():
             g.compute(1, fuse=False)
             assert_bitwise(got2, r2.numpy())
     finally:
+        _fused.set_stream_vectors(old_vectors)
         _kernels._set_tuning(*tuning)
 
 
-@pytest.fixture
-def stream_beyond_zero_llc():
+@pytest.fixture(params=[4, 8], ids=["r4", "r8"])
+def stream_beyond_zero_llc(request):
     """The streaming-store rule planned with a 0-byte LLC: large outputs stream whatever
-    this machine's cache (the rule itself: tests/test_cacheinfo.py)."""
-    from ggml_cy.cpu import _kernels
+    this machine's cache (the rule itself: tests/test_cacheinfo.py); the machine's streamed
+    groups run with 4 and with 8 accumulator vectors (fused_vm_blocks.h), whichever this
+    CPU's default."""
+    from ggml_cy.cpu import _fused, _kernels
     tuning = _kernels._set_tuning(llc_bytes=0)
+    old = _fused.set_stream_vectors(request.param)
     yield
+    _fused.set_stream_vectors(old)
     _kernels._set_tuning(*tuning)
+
+
+def test_stream_vectors_knob():
+    from ggml_cy.cpu import _fused
+    default = _fused.set_stream_vectors(None)
+    assert default in (4, 8)
+    for bad in (0, 3, 5, 16, -4, 4.5, "4"):
+        with pytest.raises(ValueError, match="4 or 8"):
+            _fused.set_stream_vectors(bad)
+    assert _fused.set_stream_vectors(8) == default
+    assert _fused.set_stream_vectors(None) == 8
+    assert _fused.set_stream_vectors(None) == default
 
 
 @pytest.mark.parametrize("shape, offset", [((4, 1_250_003), 0), ((4, 1_250_000), 1),
@@ -287,3 +307,32 @@ def test_machine_groups_bitwise(out_ne, extra_ne, dtype, seed):
     for nt in (1, 2, 3):
         for got, w in zip(_outputs_after(g, roots, nt, fuse=True), want):
             _assert_bitwise_nan_payload_aside(got, w)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("out_ne, extra_ne", [
+    ((70_001, 1, 1, 1), [(1, 1, 1, 1)]),
+    ((9003, 3, 2, 1), [(9003, 1, 2, 1), (1, 3, 1, 1)]),
+])
+def test_machine_groups_streamed_bitwise(out_ne, extra_ne, dtype, seed,
+                                         stream_beyond_zero_llc):
+    """The random machine groups with their outputs streamed (any size streams here), in
+    4- and 8-vector blocks: heads, whole blocks and tails (rows of odd lengths), broadcast
+    inputs, temp tiles and pinned outputs give the unfused bits."""
+    from ggml_cy.cpu import _kernels
+    old = _kernels._set_tuning(nt_min_bytes=64)
+    try:
+        rng = np.random.default_rng(100 + seed)
+        ctx = Context(256 << 20)
+        root, pinned = _machine_graph(ctx, rng, out_ne, extra_ne, dtype, 4 + seed)
+        g = ctx.new_graph().build_forward_expand(root)
+        roots = [root] + pinned
+        want = _outputs_after(g, roots, 1, fuse=False)
+        plan = g.plan(2)
+        assert plan.machine_groups and plan.streamed_nodes, "a streamed machine group"
+        for nt in (1, 2, 3):
+            for got, w in zip(_outputs_after(g, roots, nt, fuse=True), want):
+                _assert_bitwise_nan_payload_aside(got, w)
+    finally:
+        _kernels._set_tuning(*old)

@@ -34,7 +34,10 @@
 #include <immintrin.h>
 #endif
 
-#define VM_R 8                 /* vectors in the accumulator (VM_EACH names them) */
+/* Vectors in the accumulator: 8, or 4 for streamed outputs on CPUs whose memory system
+ * wants shorter runs per stream (vm_run_block's r; _fused.stream_vectors says when). Tiles
+ * and staging buffers are sized for 8; a 4-vector run uses the first half of each. */
+#define VM_R 8
 /* Vector width: 64 bytes on AVX-512 builds (one cache line per load and per streaming
  * store), 32 elsewhere. Streamed outputs are cut at this boundary (VM_VBYTES). */
 #if defined(__AVX512F__) && !defined(VM_FORCE_32)
@@ -42,7 +45,7 @@
 #else
 #define VM_VBYTES 32
 #endif
-#define VM_BLOCK_BYTES (VM_R * VM_VBYTES)   /* bytes per accumulator block */
+#define VM_BLOCK_BYTES (VM_R * VM_VBYTES)   /* bytes per accumulator block (and tile) */
 #define VM_STAGE_BYTES (VM_BLOCK_BYTES + 64)   /* a staging tile (vm_partial) */
 #define VM_MAX_NODES 32        /* FUSE_MAX_NODES */
 #define VM_MAX_SLOTS 64        /* FUSE_MAX_SLOTS */
@@ -219,11 +222,12 @@ typedef int64_t vm_vi64 __attribute__((vector_size(VM_VBYTES), aligned(1)));
 #undef VM_ABSMASK
 #undef VM_STREAM
 
-/* Runs the program over n elements of a block. base[s]: for MEM slots the block's first
- * element, for CONST slots the value; work: n_tiles tiles, 64-byte aligned. Streamed
- * stores are left unfenced (the caller fences once per group). */
-static void vm_run_block(const vm_prog * p, char * const * base, int64_t n, char * work) {
-    if (p->type) vm_run_block_f64(p, base, n, work);
-    else vm_run_block_f32(p, base, n, work);
+/* Runs the program over n elements of a block, r (4 or 8) vectors at a time. base[s]: for
+ * MEM slots the block's first element, for CONST slots the value; work: n_tiles tiles,
+ * 64-byte aligned. Streamed stores are left unfenced (the caller fences once per group). */
+static void vm_run_block(const vm_prog * p, char * const * base, int64_t n, char * work,
+                         int r) {
+    if (p->type) vm_run_block_f64(p, base, n, work, r);
+    else vm_run_block_f32(p, base, n, work, r);
 }
 #endif

@@ -6,8 +6,8 @@
 #define VM_CAT(a, b) VM_CAT2(a, b)
 #define VM_FN(name) VM_CAT(name, VM_SFX)
 
-/* the 8 accumulator registers x0..x7; operand vector r of slot pointer o */
-#define VM_EACH(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)     /* VM_R of them */
+/* the accumulator registers are x0..x7, or x0..x3 in 4-vector runs (VM_EACH, defined by
+ * fused_vm_blocks.h); VM_LDV(r): operand vector r of slot pointer o */
 #define VM_LDV(r) (*(const VM_VF *)(o + (r) * VM_W))
 #define VM_SELV(m, x, y) ((VM_VF)(((VM_VI)(m) & (VM_VI)(x)) | (~(VM_VI)(m) & (VM_VI)(y))))
 /* kern_max / kern_min lane-wise: the first operand when it wins or is NaN */
@@ -33,60 +33,27 @@
 #define VM_DO_ABS(r) x##r = (VM_VF)((VM_VI)x##r & VM_ABSMASK);
 #define VM_DO_SQR(r) x##r = x##r * x##r;
 
-/* n_blocks whole accumulator blocks (VM_R * VM_W elements each) from ptr[] on; ptr[s]
- * of every MEM slot (listed in mem[]) advances by one block after each; ptr[-1] is any
- * valid pointer (unary operations name slot -1 and read nothing). One switch per
- * instruction and block: threaded dispatch (an indirect jump per handler) measured
- * slower here, and so did 4 or 12 accumulator vectors instead of 8. */
-__attribute__((optimize("fp-contract=off")))
-static void VM_FN(vm_blocks)(const vm_prog * p, char ** ptr, const int * mem, int n_mem,
-                             int64_t n_blocks) {
-#define VM_DECL(r) VM_VF x##r = {0};
-    VM_EACH(VM_DECL)
-#undef VM_DECL
-    const vm_instr * ins = p->ins;
-    const int n_instr = p->n_instr;
-    int64_t blk;
-    int k;
-    for (blk = 0; blk < n_blocks; blk++) {
-        for (k = 0; k < n_instr; k++) {
-            VM_T * o = (VM_T *)ptr[ins[k].slot];
-            switch (ins[k].code) {
-            case VM_I_LOAD: VM_EACH(VM_DO_LOAD) break;
-            case VM_I_STORE: VM_EACH(VM_DO_STORE) break;
-            case VM_I_STREAM:
-                if (((uintptr_t)o & (VM_VBYTES - 1u)) == 0) { VM_EACH(VM_DO_STREAM) }
-                else { VM_EACH(VM_DO_STORE) }
-                break;
-            case VM_ADD: VM_EACH(VM_DO_ADD) break;
-            case VM_SUB: VM_EACH(VM_DO_SUB) break;
-            case VM_MUL: VM_EACH(VM_DO_MUL) break;
-            case VM_DIV: VM_EACH(VM_DO_DIV) break;
-            case VM_MAX: VM_EACH(VM_DO_MAX) break;
-            case VM_MIN: VM_EACH(VM_DO_MIN) break;
-            case VM_I_RADD: VM_EACH(VM_DO_RADD) break;
-            case VM_I_RSUB: VM_EACH(VM_DO_RSUB) break;
-            case VM_I_RMUL: VM_EACH(VM_DO_RMUL) break;
-            case VM_I_RDIV: VM_EACH(VM_DO_RDIV) break;
-            case VM_I_RMAX: VM_EACH(VM_DO_RMAX) break;
-            case VM_I_RMIN: VM_EACH(VM_DO_RMIN) break;
-            case VM_NEG: VM_EACH(VM_DO_NEG) break;
-            case VM_ABS: VM_EACH(VM_DO_ABS) break;
-            case VM_SQR: VM_EACH(VM_DO_SQR) break;
-            default: break;
-            }
-        }
-        for (k = 0; k < n_mem; k++) ptr[mem[k]] += VM_BLOCK_BYTES;
-    }
+/* vm_blocks_8 and vm_blocks_4: 8 or 4 accumulator vectors */
+#define VM_RR 8
+#include "fused_vm_blocks.h"
+#undef VM_RR
+#define VM_RR 4
+#include "fused_vm_blocks.h"
+#undef VM_RR
+
+static inline void VM_FN(vm_blocks)(const vm_prog * p, char ** ptr, const int * mem,
+                                    int n_mem, int64_t n_blocks, int r) {
+    if (r == 4) VM_CAT(VM_CAT(vm_blocks, 4), VM_SFX)(p, ptr, mem, n_mem, n_blocks);
+    else VM_CAT(VM_CAT(vm_blocks, 8), VM_SFX)(p, ptr, mem, n_mem, n_blocks);
 }
 
-/* m (< one block) elements through the vector machine: the inputs' elements are copied
- * into staging tiles padded with ones (harmless operands: no NaN, no denormal), one block
- * runs there, and the outputs' m elements are copied back. Output staging tiles sit 8
+/* m (< one block of r vectors) elements through the vector machine: the inputs' elements
+ * are copied into staging tiles padded with ones (harmless operands: no NaN, no denormal),
+ * one block runs there, and the outputs' m elements are copied back. Output staging tiles sit 8
  * bytes past a 64-byte boundary, so STREAM stores plainly there (the copy-out reads
  * them back at once). Heads before a streamed output's alignment and block tails. */
 static void VM_FN(vm_partial)(const vm_prog * p, char ** ptr, const int * mem, int n_mem,
-                              int64_t m, char * stage) {
+                              int64_t m, char * stage, int r) {
     char * real[VM_MAX_SLOTS];
     int k;
     int64_t e;
@@ -98,11 +65,11 @@ static void VM_FN(vm_partial)(const vm_prog * p, char ** ptr, const int * mem, i
             t = (VM_T *)((char *)t + 8);
         } else {
             memcpy(t, real[k], (size_t)m * sizeof(VM_T));
-            for (e = m; e < VM_R * VM_W; e++) t[e] = (VM_T)1;
+            for (e = m; e < r * VM_W; e++) t[e] = (VM_T)1;
         }
         ptr[s] = (char *)t;
     }
-    VM_FN(vm_blocks)(p, ptr, mem, 0, 1);
+    VM_FN(vm_blocks)(p, ptr, mem, 0, 1, r);
     for (k = 0; k < n_mem; k++) {
         const int s = mem[k];
         if (s < p->n_nodes)
@@ -112,7 +79,7 @@ static void VM_FN(vm_partial)(const vm_prog * p, char ** ptr, const int * mem, i
 }
 
 static void VM_FN(vm_run_block)(const vm_prog * p, char * const * base, int64_t n,
-                                char * work) {
+                                char * work, int r) {
     char * ptrs[VM_MAX_SLOTS + 1];
     char ** ptr = ptrs + 1;      /* ptr[-1]: what unary operations "read" */
     int mem[VM_MAX_SLOTS];
@@ -148,18 +115,17 @@ static void VM_FN(vm_run_block)(const vm_prog * p, char * const * base, int64_t 
         if (head > n) head = n;
     }
     if (head)
-        VM_FN(vm_partial)(p, ptr, mem, n_mem, head, stage);
-    const int64_t per = VM_R * VM_W;
+        VM_FN(vm_partial)(p, ptr, mem, n_mem, head, stage, r);
+    const int64_t per = (int64_t)r * VM_W;
     const int64_t blocks = (n - head) / per;
-    VM_FN(vm_blocks)(p, ptr, mem, n_mem, blocks);
+    VM_FN(vm_blocks)(p, ptr, mem, n_mem, blocks, r);
     if (n - head - blocks * per)
-        VM_FN(vm_partial)(p, ptr, mem, n_mem, n - head - blocks * per, stage);
+        VM_FN(vm_partial)(p, ptr, mem, n_mem, n - head - blocks * per, stage, r);
 }
 
 #undef VM_CAT2
 #undef VM_CAT
 #undef VM_FN
-#undef VM_EACH
 #undef VM_LDV
 #undef VM_SELV
 #undef VM_MAXV
