@@ -86,6 +86,33 @@ def test_cpu_suite_reports_the_fastest_peer(tmp_path, capsys):
     assert any(t["label"] == "best>=1" for t in r["targets"])
 
 
+def test_cpu_in_case_roofline():
+    """Cases with the beyond-cache target time the non-temporal STREAM add in their own turns
+    (arrays of the case's byte count); /roofNT is taken against it there, against the run's
+    roofline elsewhere."""
+    cpu, harness = _bench("cpu"), _bench("_harness")
+    roofline = _bench("roofline").load()
+    a = np.ones(3000, np.float32)
+    out = np.empty_like(a)
+    base = harness.Case("add", lambda: harness.Setup(
+        {"ggml_cy": harness.Call(np.add, a, a, out=out)}, nbytes=3 * a.nbytes,
+        reference=a + a), targets=[cpu.NT_TARGET])
+    case = cpu.with_case_roofline(base, roofline, 2)
+    assert case.name == "add" and case.targets == [cpu.NT_TARGET]
+    setup = case.setup()
+    assert set(setup.impls) == {"ggml_cy", cpu.IN_CASE_ROOF}
+    roof_call = setup.impls[cpu.IN_CASE_ROOF]
+    assert not roof_call.check and roof_call.args[0].size == 3000   # 3 arrays, same bytes
+    opts = harness.Options.make(2, smoke=True, progress=None)
+    res = harness.measure(case, opts)
+    assert set(res.timings) == {"ggml_cy", cpu.IN_CASE_ROOF} and not res.mismatches
+    ratio = cpu.roofline_nt_fraction("ggml_cy", 1e-9)
+    assert ratio.fn(res) == pytest.approx(res.gbps("ggml_cy") / res.gbps(cpu.IN_CASE_ROOF))
+    plain = harness.measure(base, opts)
+    assert ratio.fn(plain) == pytest.approx(plain.gbps("ggml_cy") / 1e-9)
+    assert cpu.roofline_nt_fraction("ggml_cy", None).fn(plain) is None
+
+
 def test_scaling_suite_smoke(tmp_path, capsys):
     doc, out, _ = _run("scaling", tmp_path, capsys)
     names = [r["name"] for r in doc["results"]]
