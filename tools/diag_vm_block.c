@@ -1,8 +1,8 @@
 /* Runs the fused executor's accumulator machine (ggml_cy/cpu/csrc/fused_vm.h) outside the
  * package, for tools/diag_vm_block.py (developer tool, not shipped): one shared library per
- * vector width (-DVM_FORCE_32 for 32-byte vectors on AVX-512), each exporting the same two
- * functions, so that the machine's block sizes (r = 4 or 8 vectors), both widths and a
- * hand-written C loop can be timed in turns in one process.
+ * vector width (-DVM_FORCE_32 for 32-byte vectors on AVX-512), each exporting the same
+ * function, so that the machine's block sizes (r = 4 or 8 vectors) and both widths can be
+ * timed in turns in one process, beside the bench's hand-fused C loop.
  *
  * Programs: 0 = a*b + c*d - e (the graph bench's fused case), 1 = the bench's 16-operation
  * chain over a..e. The output is streamed (non-temporal) when `stream` is set. Each thread
@@ -77,32 +77,4 @@ int vmb_run(int prog, float * const * in, float * out, int64_t n, int nth, int64
         free(work);
     }
     return 0;
-}
-
-/* The hand-fused C loop of a*b + c*d - e (the bench's roofline loop, bench/csrc/roofline.c):
- * 32-byte vectors, streamed from the output's 32-byte boundary when `stream`. */
-void vmb_ref(float * const * in, float * out, int64_t n, int nth, int stream) {
-    const float *a = in[0], *b = in[1], *c = in[2], *d = in[3], *e = in[4];
-    #pragma omp parallel num_threads(nth)
-    {
-        const int ith = omp_get_thread_num(), nt = omp_get_num_threads();
-        int64_t i = n * ith / nt, i1 = n * (ith + 1) / nt;
-#if defined(__AVX__)
-        if (stream) {
-            while (i < i1 && ((uintptr_t)(out + i) & 31u) != 0) {
-                out[i] = a[i] * b[i] + c[i] * d[i] - e[i];
-                i++;
-            }
-            for (; i + 8 <= i1; i += 8) {
-                __m256 ab = _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
-                __m256 cd = _mm256_mul_ps(_mm256_loadu_ps(c + i), _mm256_loadu_ps(d + i));
-                _mm256_stream_ps(out + i, _mm256_sub_ps(_mm256_add_ps(ab, cd),
-                                                        _mm256_loadu_ps(e + i)));
-            }
-            _mm_sfence();
-        }
-#endif
-        for (; i < i1; i++)
-            out[i] = a[i] * b[i] + c[i] * d[i] - e[i];
-    }
 }

@@ -5,7 +5,7 @@ vector width (cc -O3 -march=native -fopenmp; 64-byte vectors where the CPU has A
 
 - a*b + c*d - e and the bench's 16-operation chain, float32, through the machine with 8 and
   with 4 accumulator vectors (R8, R4) at each width;
-- the hand-fused C loop of a*b + c*d - e (bench/csrc/roofline.c's, 32-byte vectors);
+- the hand-fused C loop of a*b + c*d - e (bench/roofline.py's fused_abcde_f32);
 - the bench's STREAM add with non-temporal stores (bench/roofline.py), for scale.
 
 Sizes whose six arrays exceed --stream-above bytes (default 32 MiB) stream the output (as
@@ -58,9 +58,6 @@ def load(name, flags, tmp):
     lib.vmb_run.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                             ctypes.c_int, ctypes.c_int64, ctypes.c_int, ctypes.c_int]
     lib.vmb_run.restype = ctypes.c_int
-    lib.vmb_ref.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int,
-                            ctypes.c_int]
-    lib.vmb_ref.restype = None
     return lib
 
 
@@ -103,7 +100,7 @@ def main():
                            p, ptrs, o, size, th, opts.blk, stream, r))
                        for name, (lib, r) in variants.items()
                        for pi, prog in enumerate(("abcde", "chain16"))}
-                fns["abcde C loop"] = lambda: libs[""].vmb_ref(ptrs, o, size, th, stream)
+                fns["abcde C loop"] = lambda: roof.fused_abcde_f32(*ins, out, th, bool(stream))
                 fns["NT add"] = lambda: roof.stream_add_f32(ins[0], ins[1], out, th, True)
                 keys = list(fns)
                 keys = keys[r % len(keys):] + keys[:r % len(keys)]
