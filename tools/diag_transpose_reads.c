@@ -120,3 +120,36 @@ float diag_read_tiles(const float * a, const float * b, int64_t n, int tile, int
     }
     return total;
 }
+
+/* Row-block-major order: a strip of `rows` output rows (16 or 32) walked across every column:
+ * b's rows read front to back in lockstep (long runs), a's column strip one line (rows = 16)
+ * or two per source row, `pf` source rows ahead prefetched (0: none). The strips are dealt
+ * to the threads in contiguous shares. */
+float diag_read_strips(const float * a, const float * b, int64_t n, int rows, int pf, int nth) {
+    float total = 0;
+    #pragma omp parallel num_threads(nth) reduction(+:total)
+    {
+        int64_t lo, hi;
+        share(n / rows, &lo, &hi);
+        vec s = VZERO();
+        for (int64_t u = lo; u < hi; u++) {
+            const int64_t r = u * rows;
+            for (int64_t c = 0; c < n; c += 16) {
+                if (pf)
+                    for (int j = 0; j < 16; j++) {
+                        const int64_t jp = c + j + pf < n ? c + j + pf : n - 1;
+                        for (int k = 0; k < rows; k += 16)
+                            __builtin_prefetch(a + jp * n + r + k, 0, 3);
+                    }
+                for (int j = 0; j < 16; j++)
+                    for (int k = 0; k < rows; k += VL)
+                        s = VADD(s, VLOAD(a + (c + j) * n + r + k));
+                for (int i = 0; i < rows; i++)
+                    for (int k = 0; k < 16; k += VL)
+                        s = VADD(s, VLOAD(b + (r + i) * n + c + k));
+            }
+        }
+        total += vsum(s);
+    }
+    return total;
+}

@@ -7,7 +7,9 @@ non-temporal STREAM add on the 2-core VM. Measures in one process, in rotating r
   -march=native -fopenmp): a and b front to back; a and b in the fused band's order (bands
   of 256 rows, panels of 64 columns); a and b by 1024 x 1024 tiles, each part in runs of 4 KiB
   from 8 rows read in lockstep (the best read order found); a alone in runs of 1 KiB and
-  4 KiB from 16, 8 or 64 rows read in lockstep.
+  4 KiB from 16, 8 or 64 rows read in lockstep; a and b in strips of 16 or 32 output rows
+  across all columns (b's rows in long runs, a's column strip one or two lines per row, with
+  or without software prefetch).
 
     python3 tools/diag_transpose_reads.py [--threads 2] [--rounds 3] [--json PATH]
 
@@ -48,7 +50,9 @@ def load_passes():
     lib.diag_read_bands.argtypes = [p, p, i64, ci, ci, ci]
     lib.diag_read_runs.argtypes = [p, i64, ci, ci, ci]
     lib.diag_read_tiles.argtypes = [p, p, i64, ci, ci, ci]
-    for f in (lib.diag_read_seq, lib.diag_read_bands, lib.diag_read_runs, lib.diag_read_tiles):
+    lib.diag_read_strips.argtypes = [p, p, i64, ci, ci, ci]
+    for f in (lib.diag_read_seq, lib.diag_read_bands, lib.diag_read_runs, lib.diag_read_tiles,
+              lib.diag_read_strips):
         f.restype = ctypes.c_float
     return lib
 
@@ -81,6 +85,11 @@ def main():
         "read a runs 1 KiB x 16 streams": (gb, lambda: lib.diag_read_runs(pa, N, 256, 16, th)),
         "read a runs 4 KiB x 8 streams": (gb, lambda: lib.diag_read_runs(pa, N, 1024, 8, th)),
         "read a runs 4 KiB x 64 streams": (gb, lambda: lib.diag_read_runs(pa, N, 1024, 64, th)),
+        # row-block-major (b in long runs, a one line per source row): 2026-11-29, Zen 4
+        # VM: 9-14 GB/s against 25 for the band order and 34 front to back
+        "read a, b strips of 16 rows": (2 * gb, lambda: lib.diag_read_strips(pa, pb, N, 16, 0, th)),
+        "read a, b strips of 32, pf 32":
+            (2 * gb, lambda: lib.diag_read_strips(pa, pb, N, 32, 32, th)),
     }
     rounds = []
     for r in range(opts.rounds):
