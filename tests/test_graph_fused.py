@@ -225,11 +225,12 @@ def test_stream_vectors_knob():
     from ggml_cy.cpu import _fused
     default = _fused.set_stream_vectors(None)
     assert default in (4, 8)
-    for bad in (0, 3, 5, 16, -4, 4.5, "4"):
+    for bad in (0, 3, 5, 16, -4, 4.5, 4.0, "4", True, None.__class__, [4]):
         with pytest.raises(ValueError, match="4 or 8"):
             _fused.set_stream_vectors(bad)
     assert _fused.set_stream_vectors(8) == default
-    assert _fused.set_stream_vectors(None) == 8
+    assert _fused.set_stream_vectors(np.int64(4)) == 8
+    assert _fused.set_stream_vectors(None) == 4
     assert _fused.set_stream_vectors(None) == default
 
 

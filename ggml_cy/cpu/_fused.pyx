@@ -76,9 +76,9 @@ def set_stream_vectors(n=None):
     old = stream_vectors
     if n is None:
         n = gcy_vm_stream_vectors_default()
-    if n not in (4, 8):
+    elif isinstance(n, bool) or not hasattr(n, "__index__") or n.__index__() not in (4, 8):
         raise ValueError(f"stream vectors must be 4 or 8, got {n!r}")
-    stream_vectors = n
+    stream_vectors = n.__index__() if hasattr(n, "__index__") else n
     return old
 
 cdef extern from *:

@@ -4,8 +4,8 @@
  *
  * Why two sizes: a block reads VM_RR vectors of one operand before the next operand. With 8
  * vectors of 64 bytes (512 bytes a stream at a time) a*b + c*d - e, 1e7 float32 streamed,
- * ran at 0.73-0.90 of the hand-fused C loop on a 2-core Zen 4 VM and with 4 (256 bytes) at
- * 0.94-1.01, while on the 16-core Xeon host 8 was as fast or faster (2 threads, 1e7: 0.94
+ * ran at 0.65-0.90 of the hand-fused C loop on a 2-core Zen 4 VM and with 4 (256 bytes) at
+ * 0.94-1.06 (1 and 2 threads, several runs), while on the 16-core Xeon host 8 was as fast or faster (2 threads, 1e7: 0.94
  * against 0.79) and in cache 8 wins on both (one dispatch per 8 vectors):
  * tools/diag_vm_block.py, bench/results/vmblock-*.json. */
 #if VM_RR == 4
