@@ -1,6 +1,8 @@
 # Fused elementwise execution: see _fused.pxd for the model. The group finder runs at
 # plan time (once per plan); fuse_run is the per-thread hot loop, called inside the
 # executor's parallel region, so everything here is noexcept nogil.
+import operator
+
 from libc.stdint cimport int64_t, uintptr_t
 from libc.string cimport memcpy, memset
 
@@ -73,12 +75,17 @@ def set_stream_vectors(n=None):
     groups whose output streams (None: this CPU's default); returns the previous value. A
     benchmarking and testing knob; takes effect at the next compute."""
     global stream_vectors
-    old = stream_vectors
+    cdef int old = stream_vectors
     if n is None:
-        n = gcy_vm_stream_vectors_default()
-    elif isinstance(n, bool) or not hasattr(n, "__index__") or n.__index__() not in (4, 8):
+        stream_vectors = gcy_vm_stream_vectors_default()
+        return old
+    try:
+        k = -1 if isinstance(n, bool) else operator.index(n)
+    except TypeError:
+        k = -1
+    if k not in (4, 8):
         raise ValueError(f"stream vectors must be 4 or 8, got {n!r}")
-    stream_vectors = n.__index__() if hasattr(n, "__index__") else n
+    stream_vectors = k
     return old
 
 cdef extern from *:
