@@ -41,3 +41,17 @@ def kernel_tuning():
     yield lambda **kw: saved.append(_kernels._set_tuning(**kw))
     for old in reversed(saved):
         _kernels._set_tuning(*old)
+
+
+@pytest.fixture(params=[4, 8], ids=["r4", "r8"])
+def stream_beyond_zero_llc(request):
+    """The streaming-store rule planned with a 0-byte LLC: large outputs stream whatever
+    this machine's cache (the rule itself: tests/test_cacheinfo.py); the machine's streamed
+    groups run with 4 and with 8 accumulator vectors (fused_vm_blocks.h), whichever this
+    CPU's default."""
+    from ggml_cy.cpu import _fused, _kernels
+    tuning = _kernels._set_tuning(llc_bytes=0)
+    old = _fused.set_stream_vectors(request.param)
+    yield
+    _fused.set_stream_vectors(old)
+    _kernels._set_tuning(*tuning)

@@ -21,6 +21,7 @@
 
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
 from cpython.buffer cimport Py_buffer
+cimport numpy as cnp
 
 cdef extern from "core_defs.h" nogil:
     # --- limits and sizes (ggml.h names) ---
@@ -245,3 +246,9 @@ cdef int core_extent(int type, const int64_t * ne, const int64_t * nb,
 # header, data, base or a source in a context ctx points into that was reset since
 # (cross-context views, issue 17). Returns 0 at once when none was reset.
 cdef int core_check_foreign_tensors(Context ctx, ggml_tensor ** ts, int n) except -1
+
+# An uninitialized C-contiguous array of nd dims with dtype dt whose data starts on a
+# multiple of `align` bytes (a power of two): a view of a uint8 array (its base) with
+# `align` bytes to spare. ValueError for a negative dimension or an overflowing size.
+cdef object core_aligned_empty(int nd, const cnp.npy_intp * dims, cnp.dtype dt,
+                               size_t align)

@@ -54,6 +54,10 @@ ctypedef struct gplan:
 cdef gplan * plan_build(ggml_tensor ** nodes, int n_nodes, int n_threads, bint fuse,
                         const unsigned char * pinned) except NULL
 cdef void plan_free(gplan * p) noexcept nogil
+# Points the plan's fused groups at their tensors' current data (fuse_repoint): for
+# tensors moved to memory that overlaps nothing it did not overlap when the plan was made
+# (evaluate()'s fresh results); anything else needs a new plan.
+cdef void plan_repoint(gplan * p) noexcept nogil
 # Runs the plan with `work` (plan.work_size bytes, any alignment). Releases nothing
 # itself: call it without the GIL. Returns 0, -1 when a kernel refused a node, or
 # KERN_INTERRUPTED (-2; _kernels.raise_interrupted raises it) when Ctrl-C stopped it.

@@ -25,7 +25,7 @@ from ggml_cy.core._ops cimport (GGML_OP_NONE, GGML_OP_DUP, GGML_OP_CPY, GGML_OP_
                                 GGML_OP_GLU,  # issue 13 (ops1)
                                 ggml_cy_op_is_binary, ggml_cy_op_is_elementwise)
 from ggml_cy.cpu._fused cimport (fuse_group, fuse_build_group, fuse_work_size, fuse_run,
-                             extents_overlap)
+                                 fuse_repoint, extents_overlap)
 
 cdef extern from *:
     """
@@ -749,6 +749,13 @@ cdef int run_fused_dyn(gplan * p, char * base, int s) noexcept nogil:
 def _fused_dyn_runs():
     """Graphs run as one fused step on an optional-helper job since import (tests)."""
     return g_fused_dyn_runs
+
+
+cdef void plan_repoint(gplan * p) noexcept nogil:
+    cdef int s
+    for s in range(p.n_steps):
+        if p.steps[s].kind == STEP_FUSED:
+            fuse_repoint(p.steps[s].group)
 
 
 cdef int plan_compute(gplan * p, char * work) noexcept nogil:

@@ -56,6 +56,8 @@ ctypedef struct fuse_group:
     int vm                   # 1: plain float arithmetic, run by the accumulator machine
     int64_t head             # machine groups: elements of a short first block per row
                              # that brings a streamed output to a 32-byte boundary
+    int64_t blocks_per_run_plain   # blocks_per_run and n_blocks without a head (the head
+    int64_t n_blocks_plain         # depends on the output's address: fuse_repoint)
     vm_prog prog             # its program (fused_vm.h)
     fuse_slot slots[64]      # FUSE_MAX_SLOTS
 
@@ -69,6 +71,13 @@ cdef bint fuse_op_fusable(int op) noexcept nogil
 cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
                           const unsigned char * pinned, const int * last_consumer,
                           int n_threads, fuse_group * g) noexcept nogil
+
+# Points the group's slots at their tensors' data again (the tensors were moved to new
+# memory with the same layout) and recomputes what depends on the addresses (the head of
+# a streamed output). Only valid when the new addresses overlap exactly as the old ones
+# did (fuse_build_group checked overlaps at the old ones): evaluate() uses it for results
+# it allocated itself, which overlap nothing.
+cdef void fuse_repoint(fuse_group * g) noexcept nogil
 
 # Bytes of per-thread scratch the group needs (descriptors + intermediates).
 cdef size_t fuse_work_size(const fuse_group * g) noexcept nogil

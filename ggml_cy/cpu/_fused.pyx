@@ -325,7 +325,11 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
             memcpy(g.slots[s].ne, node.ne, sizeof(int64_t) * 4)
             memcpy(g.slots[s].nb, node.nb, sizeof(int64_t) * 4)
     memcpy(g.ne, g.slots[0].ne, sizeof(int64_t) * 4)
-    g.split0 = g.ne[0] > block_elems
+    # (a single row shorter than a block -- any flat group of up to block_elems elements --
+    # is one split0 block as well: then it can run in the accumulator machine, which took
+    # a*b + c*d - e at 1e3 float32 from ~0.75 us through compute_forward node by node to
+    # ~0.3 us, the bulk of evaluate()'s time at that size once its call path was in C)
+    g.split0 = g.ne[0] > block_elems or g.ne[1] * g.ne[2] * g.ne[3] == 1
     for s in range(n, g.n_slots):
         if g.split0:
             if g.slots[s].ne[0] != 1 and g.slots[s].ne[0] != g.ne[0]:
@@ -374,10 +378,23 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
                 g.n_scratch += 1
     # 7. plain float arithmetic along rows runs in the accumulator machine
     g.vm = use_vm and g.split0 and build_program(g) == 0
+    g.blocks_per_run_plain = g.blocks_per_run
+    g.n_blocks_plain = g.n_blocks
     g.head = 0
     if g.vm:
         set_head(g)
     return n
+
+
+cdef void fuse_repoint(fuse_group * g) noexcept nogil:
+    cdef int s
+    for s in range(g.n_slots):
+        g.slots[s].data = <char *> g.slots[s].t.data
+    g.head = 0
+    g.blocks_per_run = g.blocks_per_run_plain
+    g.n_blocks = g.n_blocks_plain
+    if g.vm:
+        set_head(g)
 
 
 cdef void set_head(fuse_group * g) noexcept nogil:

@@ -33,6 +33,7 @@ from ggml_cy.core._core import GGMLType, aligned_empty
 from ggml_cy import ufuncs as _ufuncs
 from ggml_cy.ufuncs import fpe as _fpe
 from ggml_cy.expr import language as _language
+from ggml_cy.expr import _call
 
 __all__ = ["evaluate", "FUNCTIONS"]
 
@@ -386,45 +387,12 @@ def _broadcast_strides(arr, shape):
                         for i, (n, st) in enumerate(zip(arr.shape, arr.strides))]
 
 
-# Compiled expressions, keyed by expression, dtype and the operands' merged layout: the
-# no_alloc context, graph and leaf headers of an earlier call, re-pointed at the new
-# arrays (graph.compute plans again, so overlap checks see the new addresses). An entry is
-# taken out while in use, so concurrent calls never share one. Memory for intermediates
-# (untouched, so free, unless a node is not fused) is one buffer, kept with the entry
-# when small: allocating and freeing it per call cost more than computing 1e5 elements
-# (freeing mmap'ed pages interrupts the other threads); large ones are made per call.
-_PLAN_CACHE = {}
-_PLAN_CACHE_SIZE = 32
-_PLAN_LOCK = threading.Lock()    # guards _PLAN_CACHE (evaluate runs in many threads)
-
-
-def _take_plan(key):
-    with _PLAN_LOCK:
-        return _PLAN_CACHE.pop(key, None)
-
-
-def _file_plan(key, compiled):
-    with _PLAN_LOCK:
-        while len(_PLAN_CACHE) >= _PLAN_CACHE_SIZE:
-            del _PLAN_CACHE[next(iter(_PLAN_CACHE))]
-        _PLAN_CACHE[key] = compiled
-_KEEP_SCRATCH_BYTES = 2 << 20
-
-
-class _Compiled:
-    __slots__ = ("ctx", "graph", "tensors", "names", "keep", "scratch", "scratch_idx",
-                 "scratch_bytes", "scratch_buf", "result", "plan", "plan_threads")
-
-    def __init__(self, ctx, graph, tensors, names, keep, scratch, scratch_idx, result):
-        self.ctx, self.graph, self.tensors = ctx, graph, tensors
-        self.result = result              # (shape, dtype) of a fresh result
-        self.names, self.keep = names, keep
-        self.scratch = scratch            # [(node, byte offset)] in one scratch buffer
-        self.scratch_idx = scratch_idx    # their indices among the graph's nodes
-        self.scratch_bytes = sum(n.nbytes for n, _ in scratch) + 64 * len(scratch)
-        self.scratch_buf = None
-        self.plan = None                  # the last plan, valid while no pointer moves
-        self.plan_threads = 0
+# Compiled expressions and their per-call path live in _call.pyx (the cache, its key, the
+# re-pointing and planning): names kept here for the tests and the tools.
+_PLAN_CACHE = _call.CACHE
+_PLAN_CACHE_SIZE = _call.CACHE_SIZE
+_KEEP_SCRATCH_BYTES = _call.KEEP_SCRATCH_BYTES
+_keep_untouched_scratch = _call.keep_untouched_scratch
 
 
 def _compile(tree, inputs, cshape, strides, dtype, nb_out, result):
@@ -454,84 +422,13 @@ def _compile(tree, inputs, cshape, strides, dtype, nb_out, result):
             offset += (node.nbytes + 63) // 64 * 64
     tensors = [t for t, _ in b.bound] + [root]
     names = [n for _, n in b.bound]
-    return _Compiled(ctx, graph, tensors, names, b.keep, scratch, scratch_idx,
-                     (result.shape, dtype))
-
-
-def _scratch_buffer(compiled):
-    """Memory for the nodes that are not inputs or the result (one buffer, 64-byte
-    aligned pieces): pages the fused executor never writes (its intermediates stay in
-    cache) cost nothing. Returns (the buffer, which the caller keeps alive, and whether
-    the nodes were just pointed at new memory)."""
-    if not compiled.scratch:
-        return None, False
-    buf = compiled.scratch_buf
-    if buf is not None:
-        return buf, False
-    buf = aligned_empty((compiled.scratch_bytes,), np.uint8)
-    if compiled.scratch_bytes <= _KEEP_SCRATCH_BYTES:
-        compiled.scratch_buf = buf
-    base = buf.ctypes.data
-    for node, offset in compiled.scratch:
-        _graph.place_tensor(node, base + offset, 0)
-    return buf, True
-
-
-def _keep_untouched_scratch(compiled, buf):
-    """A large scratch buffer stays with the entry while the plan keeps every node it
-    holds in cache (one fused group: the buffer's pages are never touched, so it is
-    address space, not memory); otherwise it is made per call, as before. Making and
-    freeing it per call also meant planning again per call: evaluate of a*b + c*d - e at
-    1e7 float32, 16 threads on the 16-core host, took 1.8 ms (median) against 0.87 for the
-    same graph computed with a kept plan (bench/results/graph-xeon-16-e3.json)."""
-    if buf is None or compiled.scratch_bytes <= _KEEP_SCRATCH_BYTES:
-        return
-    kept = set(compiled.plan.nodes_kept_in_cache)
-    if all(i in kept for i in compiled.scratch_idx):
-        compiled.scratch_buf = buf
-    elif compiled.scratch_buf is not None:
-        compiled.scratch_buf = None         # this plan writes them: made per call again
-
-
-def _layout_key(expr, out, arrays):
-    """Key of the fast path: the expression and every operand's type, dtype, shape and
-    strides (None when an operand is not a numpy array: the full path decides)."""
-    try:
-        key = [expr]
-        for name, a in arrays.items():
-            if type(a) is not np.ndarray:
-                return None
-            key.append((name, a.dtype, a.shape, a.strides))
-        if out is not None:
-            if (type(out) is not np.ndarray or not out.flags.writeable
-                    or 0 in out.strides):
-                return None
-            key.append((out.dtype, out.shape, out.strides))
-        return tuple(key)
-    except Exception:
-        return None
+    return _call.Compiled(ctx, graph, tensors, names, b.keep, scratch, scratch_idx,
+                          (result.shape, dtype))
 
 
 def _resolve_threads(n_threads):
     return (_graph.default_n_threads() if n_threads is None
             else _threads.check_num_threads(n_threads))
-
-
-def _run(compiled, arrays, result, n_threads, key):
-    """Points the compiled graph at this call's arrays, computes, and files the entry. The
-    plan (fused groups hold data pointers and were checked for overlap at those
-    addresses) is made again only when a pointer or the thread count changed."""
-    moved = _graph.rebind(compiled.tensors, [arrays[n] for n in compiled.names] + [result])
-    buf, placed = _scratch_buffer(compiled)
-    if moved or placed or compiled.plan is None or compiled.plan_threads != n_threads:
-        compiled.plan = compiled.graph.plan(n_threads)
-        compiled.plan_threads = n_threads
-        _keep_untouched_scratch(compiled, buf)
-    compiled.graph.compute(n_threads, plan=compiled.plan)
-    flags = compiled.plan.fe_flags
-    del buf
-    _file_plan(key, compiled)
-    return flags
 
 
 def _internal_overlap(a):
@@ -584,34 +481,9 @@ def _finish(result, out):
     return result
 
 
-def evaluate(expr: str, /, n_threads: "int | None" = None, out: "np.ndarray | None" = None,
-             **arrays: Any) -> Any:
-    """Evaluates an elementwise expression over numpy arrays in one fused pass.
-
-    ``ggml_cy.evaluate("a*b + c*d - e", a=a, b=b, c=c, d=d, e=e)``. Names refer to the
-    keyword arguments; ``out`` (optional) receives the result (shape and dtype must
-    match); ``n_threads`` defaults to ``ggml_cy.get_num_threads()``. See ``FUNCTIONS``
-    for the callable functions. Repeated calls with the same expression and operand
-    layouts reuse the compiled graph (only the data pointers change).
-
-    As numpy: floating-point exceptions are reported under ``np.errstate``/``np.seterr``
-    (warned by default, raised under ``errstate(divide="raise")``...); a 0-d result is a
-    numpy scalar; an ``out`` whose elements share memory (a zero stride) keeps the last
-    value written. Inputs are plain numpy arrays (np.memmap too) and numbers; masked
-    arrays and other ndarray subclasses are refused with a TypeError. Expressions deeper
-    than ``MAX_DEPTH`` nested operations or longer than ``MAX_NODES`` syntax nodes raise
-    ValueError."""
-    # fast path: numpy operands exactly as an earlier call had them
-    fast_key = _layout_key(expr, out, arrays)
-    if fast_key is not None:
-        hit = _take_plan(fast_key)
-        if hit is not None:
-            n_threads = _resolve_threads(n_threads)
-            result = out if out is not None else aligned_empty(*hit.result)
-            flags = _run(hit, arrays, result, n_threads, fast_key)
-            if flags:
-                _fpe_reaction(_parse(expr), arrays, result, flags)
-            return _finish(result, out)
+def _evaluate_full(expr, n_threads, out, arrays):
+    """evaluate() when the fast path (_call.evaluate) found no compiled entry for these
+    operands: parse, type, check, compile (or take the entry under the merged layout)."""
     try:
         tree = _parse(expr)
     except (ValueError, TypeError) as exc:
@@ -686,16 +558,17 @@ def evaluate(expr: str, /, n_threads: "int | None" = None, out: "np.ndarray | No
     # the entry is filed under the fast key when the operands went in as given (no
     # conversion: the layout key then determines everything compiled), else under the
     # merged layout
+    fast_key = _call.layout_key(expr, out, arrays)
     if fast_key is not None and not converted:
         key, compiled = fast_key, None
     else:
         key = (expr, dtype.char, tuple(cshape), tuple(map(tuple, cstrides)), tuple(order))
-        compiled = _take_plan(key)
+        compiled = _call.take(key)
     if compiled is None:
         strides = dict(zip(order, cstrides[1:]))
         nb_out = list(reversed(cstrides[0])) + [0] * (_MAX_DIMS - len(cshape))
         compiled = _compile(tree, inputs, cshape, strides, dtype, nb_out, result)
-    flags = _run(compiled, inputs, result, n_threads, key)
+    flags = _call.run_compiled(compiled, inputs, result, n_threads, key, result is not out)
     if flags:
         values = {n: (float(a) if weak[n] else a) for n, a in inputs.items()}
         _fpe_reaction(tree, values, result, flags)
@@ -838,3 +711,14 @@ def fused_reduction(name, body, arrays, n_threads=None):
     reduce = np.minimum.reduce if name == "min" else np.maximum.reduce
     parts = [reduce(leaf(i, min(_LEAF, size - i))) for i in range(0, size, _LEAF)]
     return reduce(np.asarray(parts, dtype=dtype))
+
+
+def _fast_fpe(expr, arrays, result, flags):
+    """The fast path's FP exception reaction: one Python frame between the caller of
+    evaluate and _fpe_reaction, as on the full path, so the warnings' stacklevel points
+    at the caller either way."""
+    _fpe_reaction(_parse(expr), arrays, result, flags)
+
+
+_call.set_paths(_evaluate_full, _fast_fpe)
+evaluate = _call.evaluate

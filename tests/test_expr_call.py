@@ -1,0 +1,243 @@
+"""evaluate()'s per-call path (ggml_cy/expr/_call.pyx): the layout key, the cache of
+compiled expressions, re-pointing a compiled plan at a call's arrays instead of planning
+again (fresh results only), the thread-count check, and the FP-exception reaction -- each
+against numpy's results, bit for bit."""
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import ggml_cy
+from ggml_cy.expr import _call
+
+ev_mod = sys.modules["ggml_cy.expr.evaluate"]
+EXPR = "a*b + c*d - e"
+
+
+def assert_bitwise(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), \
+        f"{np.count_nonzero(got != want)} elements differ"
+
+
+def _entry(expr):
+    hits = [v for k, v in _call.CACHE.items() if k[0] == expr]
+    assert len(hits) == 1
+    return hits[0]
+
+
+def _operands(rng, n, dtype, offset=0):
+    """Five operands of n elements starting `offset` elements into fresh buffers (so each
+    call's data pointers differ and sit at varied alignments)."""
+    out = {}
+    for k in "abcde":
+        buf = rng.standard_normal(n + 64).astype(dtype)
+        out[k] = buf[offset:offset + n]
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 17, 1000, 4096, 4099, 100_003])
+def test_fresh_results_repoint_the_plan(n, dtype):
+    """Results kept by the caller: every call has new result (and here input) addresses;
+    the plan made for the first fresh result is re-pointed, not made again, and every
+    result is numpy's."""
+    rng = np.random.default_rng(n)
+    _call.CACHE.clear()
+    ops = _operands(rng, n, dtype)
+    kept = [ggml_cy.evaluate(EXPR, n_threads=2, **ops)]
+    plan = _entry(EXPR).plan
+    assert _entry(EXPR).plan_fresh
+    for offset in (3, 0, 1, 16, 7):
+        ops = _operands(rng, n, dtype, offset)
+        r = ggml_cy.evaluate(EXPR, n_threads=2, **ops)
+        kept.append(r)
+        assert _entry(EXPR).plan is plan
+        assert r.ctypes.data % 64 == 0
+        assert_bitwise(r, ops["a"] * ops["b"] + ops["c"] * ops["d"] - ops["e"])
+    assert len({r.ctypes.data for r in kept}) == len(kept)
+
+
+def test_fresh_results_streamed_repointed(stream_beyond_zero_llc):
+    """Large (streamed) fresh results with inputs moved between calls, at 1-3 threads."""
+    n = 3_000_017                   # (streaming pays from a few MB on, whatever the LLC)
+    rng = np.random.default_rng(11)
+    _call.CACHE.clear()
+    for nt in (1, 2, 3):
+        for offset in (0, 5, 8):
+            ops = _operands(rng, n, np.float32, offset)
+            r = ggml_cy.evaluate(EXPR, n_threads=nt, **ops)
+            assert_bitwise(r, ops["a"] * ops["b"] + ops["c"] * ops["d"] - ops["e"])
+        assert _entry(EXPR).plan.streamed_nodes
+
+
+def test_single_short_rows_run_on_the_machine():
+    """A flat group of up to a block's elements is one block of one row: the accumulator
+    machine runs it (it went node by node through the kernels before)."""
+    for n in (1, 100, 4096):
+        _call.CACHE.clear()
+        ops = _operands(np.random.default_rng(n), n, np.float32)
+        r = ggml_cy.evaluate(EXPR, **ops)
+        assert _entry(EXPR).plan.machine_groups, n
+        assert_bitwise(r, ops["a"] * ops["b"] + ops["c"] * ops["d"] - ops["e"])
+
+
+def test_out_calls_plan_again_when_pointers_move():
+    """With out= the result may overlap an input: a moved pointer means planning again
+    (the overlap checks see the new addresses), and aliasing results stay numpy's."""
+    rng = np.random.default_rng(2)
+    a, b, c = (rng.standard_normal(5000).astype(np.float32) for _ in range(3))
+    _call.CACHE.clear()
+    out = np.empty_like(a)
+    ggml_cy.evaluate("a*b - c", out=out, a=a, b=b, c=c)
+    plan = _entry("a*b - c").plan
+    assert not _entry("a*b - c").plan_fresh
+    ggml_cy.evaluate("a*b - c", out=out, a=a, b=b, c=c)
+    assert _entry("a*b - c").plan is plan                  # nothing moved
+    for alias in ("a", "b", "c"):
+        ops = {k: v.copy() for k, v in dict(a=a, b=b, c=c).items()}
+        want = ops["a"] * ops["b"] - ops["c"]
+        r = ggml_cy.evaluate("a*b - c", out=ops[alias], **ops)
+        assert r is ops[alias]
+        assert_bitwise(r, want)
+        assert _entry("a*b - c").plan is not plan
+
+
+def test_merged_layout_entry_shared_by_fresh_and_out_calls():
+    """A Python number among the operands (converted to the arrays' dtype) files the entry
+    under the merged layout, which fresh-result and out= calls share: a plan made for a
+    fresh result is not re-pointed for an out= that aliases an input."""
+    rng = np.random.default_rng(3)
+    a, c = (rng.standard_normal(3000).astype(np.float32) for _ in range(2))
+    want = a * np.float32(1.5) - c
+    _call.CACHE.clear()
+    assert_bitwise(ggml_cy.evaluate("a*x - c", a=a, x=1.5, c=c), want)
+    assert len(_call.CACHE) == 1
+    for _ in range(2):
+        for alias in ("a", "c"):
+            ops = dict(a=a.copy(), c=c.copy())
+            r = ggml_cy.evaluate("a*x - c", out=ops[alias], x=1.5, **ops)
+            assert r is ops[alias]
+            assert_bitwise(r, want)
+            assert not _entry("a*x - c").plan_fresh
+        assert_bitwise(ggml_cy.evaluate("a*x - c", a=a, x=1.5, c=c), want)
+        assert _entry("a*x - c").plan_fresh
+    assert len(_call.CACHE) == 1
+
+
+def test_layout_key():
+    a = np.ones(4, np.float32)
+    b = np.ones((2, 2), np.float32)
+    k = _call.layout_key("a+b", None, {"a": a, "b": b})
+    assert k[0] == "a+b" and k[2:] == ("a", "b")
+    # same layouts, other data: the same key; names, order, dtype, byte order, strides
+    # and out make others
+    assert _call.layout_key("a+b", None, {"a": a + 1, "b": b * 2}) == k
+    others = [
+        _call.layout_key("a+b", None, {"b": b, "a": a}),
+        _call.layout_key("a+b", None, {"a": a, "c": b}),
+        _call.layout_key("a+b", None, {"a": a.astype(np.float64), "b": b}),
+        _call.layout_key("a+b", None, {"a": a.astype(">f4"), "b": b}),
+        _call.layout_key("a+b", None, {"a": a, "b": b.T}),
+        _call.layout_key("a+b", None, {"a": a.reshape(1, 4), "b": b}),
+        _call.layout_key("a+b", np.empty(4, np.float32), {"a": a, "b": b}),
+        _call.layout_key("a-b", None, {"a": a, "b": b}),
+    ]
+    assert all(o is not None and o != k for o in others)
+    assert len(set(others)) == len(others)
+    # the full path decides: non-arrays, subclasses, read-only or zero-stride out
+    ro = np.empty(4, np.float32)
+    ro.flags.writeable = False
+    for expr, out, arrays in [
+            ("a+b", None, {"a": [1.0], "b": b}),
+            ("a+b", None, {"a": 1.0, "b": b}),
+            ("a+b", None, {"a": np.ma.masked_array(a), "b": b}),
+            ("a+b", ro, {"a": a, "b": a}),
+            ("a+b", np.broadcast_to(np.empty(1, np.float32), (4,)), {"a": a, "b": a}),
+            ("a+b", [0.0] * 4, {"a": a, "b": a}),
+            (b"a+b", None, {"a": a, "b": a})]:
+        assert _call.layout_key(expr, out, arrays) is None
+
+
+def test_bad_thread_counts_keep_the_cached_entry():
+    a = np.arange(10, dtype=np.float32)
+    _call.CACHE.clear()
+    ggml_cy.evaluate("a*2", a=a)
+    entry = _entry("a*2")
+    for bad, exc in [(0, ValueError), (-1, ValueError), (10**6, ValueError),
+                     (2**70, ValueError), (True, TypeError), (1.5, TypeError),
+                     ("2", TypeError), ([2], TypeError)]:
+        with pytest.raises(exc, match="n_threads"):
+            ggml_cy.evaluate("a*2", n_threads=bad, a=a)
+        assert _entry("a*2") is entry
+    assert_bitwise(ggml_cy.evaluate("a*2", n_threads=np.int32(3), a=a), a * 2)
+    assert _entry("a*2").plan_threads == 3
+
+
+def test_operands_of_another_kind_take_the_full_path():
+    """A cached layout, then the same names given as a scalar, a list, a masked array or
+    with a name missing: the full path answers (numpy's result or its errors)."""
+    a = np.arange(6, dtype=np.float64)
+    ggml_cy.evaluate("a*b", a=a, b=a)
+    assert_bitwise(ggml_cy.evaluate("a*b", a=a, b=2.0), a * 2.0)
+    with pytest.raises(TypeError, match="must be a numpy array or a real number"):
+        ggml_cy.evaluate("a*b", a=a, b=list(a))
+    with pytest.raises(NameError, match="'b'"):
+        ggml_cy.evaluate("a*b", a=a)
+    with pytest.raises(TypeError):
+        ggml_cy.evaluate("a*b", a=np.ma.masked_array(a), b=a)
+    with pytest.raises(TypeError, match="positional"):
+        ggml_cy.evaluate(expr="a*b", a=a, b=a)
+    assert_bitwise(ggml_cy.evaluate("expr*2", expr=a), a * 2)
+
+
+@pytest.mark.parametrize("aliasing", [False, True])
+def test_fp_warnings_the_same_on_both_paths(aliasing):
+    """The first call takes the full path, the second the fast one: numpy's warnings both
+    times, from the same place (the fast path calls the reaction through one Python
+    frame, as the full path does): the caller's line when out= aliases an input (the
+    flags are reported at once), the eager re-evaluation's otherwise."""
+    a0 = np.array([1.0, -1.0, 0.0])
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        want = a0 / np.zeros(3)
+    want_msgs = [str(w.message) for w in rec]
+    assert want_msgs == ["divide by zero encountered in divide",
+                         "invalid value encountered in divide"]
+    _call.CACHE.clear()
+    places = []
+    for _ in range(2):
+        a, b = a0.copy(), np.zeros(3)
+        kw = dict(out=b) if aliasing else {}
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            r = ggml_cy.evaluate("a / b", a=a, b=b, **kw)
+        assert [str(w.message) for w in rec] == want_msgs
+        places.append({(w.filename, w.lineno) for w in rec})
+        assert_bitwise(r, want)
+    assert places[0] == places[1] and len(places[0]) == 1
+    if aliasing:
+        assert next(iter(places[0]))[0] == __file__
+    with np.errstate(divide="raise"):
+        for _ in range(2):
+            with pytest.raises(FloatingPointError, match="divide by zero"):
+                ggml_cy.evaluate("a / b", a=np.ones(2), b=np.zeros(2))
+
+
+def test_zero_d_results_are_numpy_scalars_on_the_fast_path():
+    x = np.array(2.0, np.float32)
+    for _ in range(3):
+        r = ggml_cy.evaluate("x*x + 1", x=x)
+        assert type(r) is np.float32 and r == np.float32(5.0)
+    out = np.empty((), np.float32)
+    for _ in range(2):
+        assert ggml_cy.evaluate("x*x + 1", x=x, out=out) is out
+
+
+def test_signature_and_doc():
+    import inspect
+    sig = inspect.signature(ggml_cy.evaluate)
+    assert list(sig.parameters) == ["expr", "n_threads", "out", "arrays"]
+    assert sig.parameters["expr"].kind is inspect.Parameter.POSITIONAL_ONLY
+    assert "one fused pass" in ggml_cy.evaluate.__doc__
