@@ -241,3 +241,18 @@ def test_signature_and_doc():
     assert list(sig.parameters) == ["expr", "n_threads", "out", "arrays"]
     assert sig.parameters["expr"].kind is inspect.Parameter.POSITIONAL_ONLY
     assert "one fused pass" in ggml_cy.evaluate.__doc__
+
+
+def test_many_operands():
+    """More operands than a fused group holds (64 slots): computed, cached, computed again
+    through the fast path, numpy's sum in the same order."""
+    names = [f"x{i}" for i in range(80)]
+    rng = np.random.default_rng(8)
+    arrays = {n: rng.standard_normal(33) for n in names}
+    want = arrays[names[0]]
+    for n in names[1:]:
+        want = want + arrays[n]
+    _call.CACHE.clear()
+    for _ in range(3):
+        assert_bitwise(ggml_cy.evaluate(" + ".join(names), **arrays), want)
+    assert len(_call.CACHE) == 1

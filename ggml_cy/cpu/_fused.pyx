@@ -326,9 +326,9 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
             memcpy(g.slots[s].nb, node.nb, sizeof(int64_t) * 4)
     memcpy(g.ne, g.slots[0].ne, sizeof(int64_t) * 4)
     # (a single row shorter than a block -- any flat group of up to block_elems elements --
-    # is one split0 block as well: then it can run in the accumulator machine, which took
-    # a*b + c*d - e at 1e3 float32 from ~0.75 us through compute_forward node by node to
-    # ~0.3 us, the bulk of evaluate()'s time at that size once its call path was in C)
+    # is one split0 block as well, so it can run in the accumulator machine instead of node
+    # by node through compute_forward: a*b + c*d - e at 1e3 float32, graph.compute with a
+    # kept plan 0.81 -> 0.65 us, evaluate() with kept results 2.73 -> 2.49 us, 2-core VM)
     g.split0 = g.ne[0] > block_elems or g.ne[1] * g.ne[2] * g.ne[3] == 1
     for s in range(n, g.n_slots):
         if g.split0:

@@ -41,7 +41,6 @@ CACHE_SIZE = 32
 KEEP_SCRATCH_BYTES = 2 << 20
 
 cdef enum:
-    MAX_OPERANDS = 64     # inputs plus the result (a parsed expression has fewer names)
     MAX_DIMS = 64         # numpy's NPY_MAXDIMS
     RESULT_ALIGN = 64     # results start on a cache line: the fused executor streams them
                           # out in whole lines (numpy aligns to 16 bytes)
@@ -57,7 +56,7 @@ cdef class Compiled:
     cdef public Plan plan             # the last plan, valid while no pointer moves
     cdef public int plan_threads
     cdef public bint plan_fresh       # the plan was made for a result evaluate() allocated
-    cdef ggml_tensor * heads[MAX_OPERANDS]
+    cdef ggml_tensor ** heads         # the headers of `tensors`
     cdef int n_heads
     cdef unsigned char * pinned       # the graph's pinned nodes (fixed once compiled)
     cdef char * work                  # the work buffer, kept across calls and plans
@@ -68,9 +67,8 @@ cdef class Compiled:
 
     def __init__(self, ctx, Graph graph not None, tensors, names, keep, scratch,
                  scratch_idx, result):
-        if len(tensors) > MAX_OPERANDS or len(tensors) != len(names) + 1:
-            raise ValueError(f"evaluate: {len(names)} operands; at most "
-                             f"{MAX_OPERANDS - 1} are supported")
+        if len(tensors) != len(names) + 1:
+            raise ValueError("Compiled: one tensor per name, then the root")
         shape, dtype = result
         if len(shape) > MAX_DIMS:
             raise ValueError(f"evaluate: a result of {len(shape)} dimensions; at most "
@@ -87,9 +85,16 @@ cdef class Compiled:
         self.plan_threads = 0
         self.plan_fresh = False
         cdef int i
-        self.n_heads = len(self.tensors)
-        for i in range(self.n_heads):
+        free(self.heads)                  # (__init__ called again: no leak)
+        free(self.pinned)
+        self.heads, self.pinned, self.n_heads = NULL, NULL, 0
+        cdef int count = len(self.tensors)
+        self.heads = <ggml_tensor **> malloc(count * sizeof(ggml_tensor *))
+        if self.heads == NULL:
+            raise MemoryError("evaluate: compiled expression")
+        for i in range(count):
             self.heads[i] = (<Tensor?> self.tensors[i]).ptr()
+        self.n_heads = count
         self.nd = len(shape)
         for i in range(self.nd):
             self.dims[i] = shape[i]
@@ -98,6 +103,7 @@ cdef class Compiled:
         self.pinned = graph.pinned_nodes(g)
 
     def __dealloc__(self):
+        free(self.heads)
         free(self.pinned)
         free(self.work)
 
@@ -130,7 +136,7 @@ def layout_key(expr, out, dict arrays):
     cdef PyObject * k
     cdef PyObject * v
     cdef int at = 0, i
-    if type(expr) is not str or n + 1 > MAX_OPERANDS:
+    if type(expr) is not str:
         return None
     while PyDict_Next(arrays, &pos, &k, &v):      # check, and size the layout words
         if not exact_ndarray(<object> v):

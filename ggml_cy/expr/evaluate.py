@@ -19,7 +19,6 @@ import ast
 import functools
 import math
 import operator
-import threading
 from typing import Any
 
 import numpy as np
@@ -409,7 +408,7 @@ def _compile(tree, inputs, cshape, strides, dtype, nb_out, result):
     if root.op == 0:  # a bare name or constant: copy it
         root = ctx.dup(root)
     # memory: the result for the root; the other nodes get fresh buffers on every call
-    # (_scratch_buffers)
+    # (_call.scratch_buffer)
     graph = ctx.new_graph(gsize)
     graph.build_forward_expand(root)
     scratch, scratch_idx, offset = [], [], 0
