@@ -293,7 +293,8 @@ cdef object g_fpe_reaction = None   # evaluate.py's _fast_fpe
 def set_paths(full_path, fpe_reaction):
     """Called once by evaluate.py: full_path(expr, n_threads, out, arrays) evaluates
     what the fast path cannot; fpe_reaction(expr, arrays, result, flags) reacts to the FP
-    exceptions a fast-path computation raised."""
+    exceptions a fast-path computation raised (numpy's warnings name the caller's line:
+    ufuncs/fpe.py skips ggml_cy's own frames)."""
     global g_full_path, g_fpe_reaction
     g_full_path, g_fpe_reaction = full_path, fpe_reaction
 

@@ -713,9 +713,7 @@ def fused_reduction(name, body, arrays, n_threads=None):
 
 
 def _fast_fpe(expr, arrays, result, flags):
-    """The fast path's FP exception reaction: one Python frame between the caller of
-    evaluate and _fpe_reaction, as on the full path, so the warnings' stacklevel points
-    at the caller either way."""
+    """The fast path's FP exception reaction (it holds the expression, not its tree)."""
     _fpe_reaction(_parse(expr), arrays, result, flags)
 
 

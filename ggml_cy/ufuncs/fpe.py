@@ -6,6 +6,7 @@ RuntimeWarning, a FloatingPointError, a call of ``np.geterrcall()``, a line on s
 a ``write`` on the log object, with numpy's wording ("divide by zero encountered in
 divide") and in numpy's order (divide, overflow, underflow, invalid).
 """
+import os
 import sys
 import warnings
 
@@ -36,8 +37,30 @@ def configure(fe_divbyzero, fe_overflow, fe_underflow, fe_invalid):
     _TABLE = _table(fe_divbyzero, fe_overflow, fe_underflow, fe_invalid)
 
 
+# ggml_cy's own Python files: a warning names the first line outside them
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _outside_level(stacklevel):
+    """warnings.warn's stacklevel, as seen from report(), moved past frames of ggml_cy's
+    own Python files: numpy's warning names the line that called the ufunc, and ours the
+    line that called ggml_cy (evaluate's operation-by-operation re-run, for one, calls the
+    eager functions from expr/evaluate.py, recursively). All frames inside: unchanged."""
+    level = stacklevel
+    try:
+        frame = sys._getframe(level)        # (this function is one frame below report)
+    except ValueError:
+        return stacklevel
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return stacklevel if frame is None else level
+
+
 def report(flags, name, stacklevel=3):
-    """Act on the FE_* bits in ``flags`` for the function ``name`` as numpy would."""
+    """Act on the FE_* bits in ``flags`` for the function ``name`` as numpy would (a
+    warning names the first line outside ggml_cy's Python files, from ``stacklevel``
+    on)."""
     if flags <= 0:
         return
     err = np.geterr()
@@ -53,7 +76,7 @@ def report(flags, name, stacklevel=3):
             continue
         msg = f"{text} encountered in {name}"
         if mode == "warn":
-            warnings.warn(msg, RuntimeWarning, stacklevel=stacklevel)
+            warnings.warn(msg, RuntimeWarning, stacklevel=_outside_level(stacklevel))
         elif mode == "raise":
             raise FloatingPointError(msg)
         elif mode == "call":
