@@ -256,3 +256,72 @@ def test_many_operands():
     for _ in range(3):
         assert_bitwise(ggml_cy.evaluate(" + ".join(names), **arrays), want)
     assert len(_call.CACHE) == 1
+
+
+# ----------------------------------------------------------------------------- sequences
+from hypothesis import given, strategies as st  # noqa: E402
+
+_EXPRS = ["a*b + c", "a - b*c", "(a + b) * (c - a)", "maximum(a, b) - c*c"]
+_SHAPES = [(7,), (64,), (3, 5), (2, 3, 4), (1000,), (4099,)]
+
+
+def _numpy_value(expr, ops):
+    a, b, c = ops["a"], ops["b"], ops["c"]
+    return {"a*b + c": lambda: a * b + c, "a - b*c": lambda: a - b * c,
+            "(a + b) * (c - a)": lambda: (a + b) * (c - a),
+            "maximum(a, b) - c*c": lambda: np.maximum(a, b) - c * c}[expr]()
+
+
+def _layout(rng, shape, dtype, kind):
+    """An operand of `shape` laid out as `kind`: contiguous, offset into a larger buffer,
+    reversed along the last axis, a transposed copy's view, or broadcast along axis 0."""
+    n = int(np.prod(shape))
+    if kind == "offset":
+        k = int(rng.integers(1, 16))
+        return rng.standard_normal(n + k).astype(dtype)[k:].reshape(shape)
+    if kind == "reversed":
+        return rng.standard_normal(shape).astype(dtype)[..., ::-1]
+    if kind == "transposed" and len(shape) >= 2:
+        return np.ascontiguousarray(rng.standard_normal(shape[::-1]).astype(dtype)).T
+    if kind == "broadcast" and len(shape) >= 2:
+        return np.broadcast_to(rng.standard_normal((1,) + shape[1:]).astype(dtype), shape)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+_BASE = st.tuples(st.sampled_from(_EXPRS), st.sampled_from(_SHAPES),
+                  st.sampled_from([np.float32, np.float64]),
+                  st.lists(st.sampled_from(["plain", "offset", "reversed", "transposed",
+                                            "broadcast"]), min_size=3, max_size=3))
+_CALL = st.tuples(st.integers(0, 1), st.sampled_from(["fresh", "out", "alias"]),
+                  st.sampled_from([None, 1, 2, 3]))
+
+
+@given(bases=st.lists(_BASE, min_size=1, max_size=2), calls=st.lists(_CALL, min_size=2,
+                                                                     max_size=10),
+       seed=st.integers(0, 2**32 - 1))
+def test_call_sequences_match_numpy(bases, calls, seed):
+    """Sequences of calls over one or two (expression, shape, dtype, layouts) with new
+    data each time -- so the cache hits, plans are re-pointed, made again for out= and
+    other thread counts, and results alias inputs -- each result numpy's, bit for bit,
+    and the inputs as they were unless one is the out."""
+    rng = np.random.default_rng(seed)
+    _call.CACHE.clear()
+    for which, out_kind, nt in calls:
+        expr, shape, dtype, kinds = bases[which % len(bases)]
+        ops = {k: _layout(rng, shape, dtype, kind) for k, kind in zip("abc", kinds)}
+        want = _numpy_value(expr, ops)
+        before = {k: v.copy() for k, v in ops.items()}
+        kw = {}
+        if out_kind == "out":
+            kw["out"] = np.empty(shape, dtype)
+        elif out_kind == "alias":
+            writable = [k for k, v in ops.items() if v.flags.writeable and 0 not in v.strides]
+            if writable:
+                kw["out"] = ops[writable[0]]
+        r = ggml_cy.evaluate(expr, n_threads=nt, **ops, **kw)
+        if "out" in kw:
+            assert r is kw["out"]
+        assert_bitwise(np.ascontiguousarray(r), np.ascontiguousarray(want))
+        for k, v in ops.items():
+            if "out" not in kw or v is not kw["out"]:
+                assert_bitwise(np.ascontiguousarray(v), np.ascontiguousarray(before[k]))
