@@ -323,3 +323,35 @@ def test_machine_groups_streamed_bitwise(out_ne, extra_ne, dtype, seed,
                 _assert_bitwise_nan_payload_aside(got, w)
     finally:
         _kernels._set_tuning(*old)
+
+
+def _block_elements():
+    from ggml_cy.cpu import _fused
+    block = _fused.set_block_elements(4096)
+    _fused.set_block_elements(block)
+    return block
+
+
+@pytest.mark.parametrize("n0, rep", [(12, 3), (1000, 8), (8192, 2), (9000, 5)])
+def test_single_row_groups(n0, rep):
+    """A group over one row: with every input full-length or a scalar it runs on the
+    accumulator machine (one block when at most a block long); with an input repeating
+    along dim 0 the ggml way (b of n0/rep elements, tiled) a row of up to a block stays a
+    group of the rows mode, which tiles it (longer rows: not fused). Same bits as numpy."""
+    rng = np.random.default_rng(n0)
+    a, c = (rng.standard_normal(n0).astype(np.float32) for _ in range(2))
+    b = rng.standard_normal(n0 // rep).astype(np.float32)
+    ctx = Context(16 << 20)
+    ta, tb, tc = ctx.tensor_from(a), ctx.tensor_from(b), ctx.tensor_from(c)
+    full = ctx.sub(ctx.mul(ctx.add(ta, tc), ta), tc)
+    tiled = ctx.mul(ctx.add(ta, tb), tc)
+    short = n0 <= _block_elements()
+    for r, want, fused, machine in [(full, (a + c) * a - c, True, True),
+                                    (tiled, (a + np.tile(b, rep)) * c, short, False)]:
+        g = ctx.new_graph()
+        g.build_forward_expand(r)
+        plan = g.plan(2)
+        assert bool(plan.fused_groups) == fused, plan.steps
+        assert bool(plan.machine_groups) == machine, plan.steps
+        g.compute(2)
+        assert_bitwise(r.numpy(), want)

@@ -328,8 +328,15 @@ cdef int fuse_build_group(ggml_tensor ** nodes, int n_nodes, int first,
     # (a single row shorter than a block -- any flat group of up to block_elems elements --
     # is one split0 block as well, so it can run in the accumulator machine instead of node
     # by node through compute_forward: a*b + c*d - e at 1e3 float32, graph.compute with a
-    # kept plan 0.81 -> 0.65 us, evaluate() with kept results 2.73 -> 2.49 us, 2-core VM)
-    g.split0 = g.ne[0] > block_elems or g.ne[1] * g.ne[2] * g.ne[3] == 1
+    # kept plan 0.81 -> 0.65 us, evaluate() with kept results 2.73 -> 2.49 us, 2-core VM;
+    # not when an input repeats along dim 0 the ggml way, which only the rows mode tiles)
+    g.split0 = g.ne[0] > block_elems
+    if not g.split0 and g.ne[1] * g.ne[2] * g.ne[3] == 1:
+        g.split0 = True
+        for s in range(n, g.n_slots):
+            if g.slots[s].ne[0] != 1 and g.slots[s].ne[0] != g.ne[0]:
+                g.split0 = False
+                break
     for s in range(n, g.n_slots):
         if g.split0:
             if g.slots[s].ne[0] != 1 and g.slots[s].ne[0] != g.ne[0]:
