@@ -104,24 +104,26 @@ def test_out_calls_plan_again_when_pointers_move():
         assert _entry("a*b - c").plan is not plan
 
 
-def test_merged_layout_entry_shared_by_fresh_and_out_calls():
-    """A Python number among the operands (converted to the arrays' dtype) files the entry
-    under the merged layout, which fresh-result and out= calls share: a plan made for a
-    fresh result is not re-pointed for an out= that aliases an input."""
+def test_merged_layout_entry_shared_by_fresh_and_out_calls(tmp_path):
+    """A memmap operand (not exactly an ndarray: no fast key) files the entry under the
+    merged layout, which fresh-result and out= calls share: a plan made for a fresh result
+    is not re-pointed for an out= that aliases an input."""
     rng = np.random.default_rng(3)
-    a, c = (rng.standard_normal(3000).astype(np.float32) for _ in range(2))
+    a = np.memmap(tmp_path / "a.bin", np.float32, mode="w+", shape=(3000,))
+    a[:] = rng.standard_normal(3000)
+    c = rng.standard_normal(3000).astype(np.float32)
     want = a * np.float32(1.5) - c
     _call.CACHE.clear()
-    assert_bitwise(ggml_cy.evaluate("a*x - c", a=a, x=1.5, c=c), want)
-    assert len(_call.CACHE) == 1
+    assert_bitwise(ggml_cy.evaluate("a*x - c", a=a, x=1.5, c=c), np.asarray(want))
+    assert len(_call.CACHE) == 1 and _call.layout_key("a*x - c", None, dict(a=a, x=1.5, c=c)) \
+        is None
     for _ in range(2):
-        for alias in ("a", "c"):
-            ops = dict(a=a.copy(), c=c.copy())
-            r = ggml_cy.evaluate("a*x - c", out=ops[alias], x=1.5, **ops)
-            assert r is ops[alias]
-            assert_bitwise(r, want)
-            assert not _entry("a*x - c").plan_fresh
-        assert_bitwise(ggml_cy.evaluate("a*x - c", a=a, x=1.5, c=c), want)
+        c2 = c.copy()
+        r = ggml_cy.evaluate("a*x - c", out=c2, a=a, x=1.5, c=c2)
+        assert r is c2
+        assert_bitwise(r, np.asarray(want))
+        assert not _entry("a*x - c").plan_fresh
+        assert_bitwise(ggml_cy.evaluate("a*x - c", a=a, x=1.5, c=c), np.asarray(want))
         assert _entry("a*x - c").plan_fresh
     assert len(_call.CACHE) == 1
 
@@ -151,13 +153,63 @@ def test_layout_key():
     ro.flags.writeable = False
     for expr, out, arrays in [
             ("a+b", None, {"a": [1.0], "b": b}),
-            ("a+b", None, {"a": 1.0, "b": b}),
+            ("a+b", None, {"a": True, "b": b}),
             ("a+b", None, {"a": np.ma.masked_array(a), "b": b}),
             ("a+b", ro, {"a": a, "b": a}),
             ("a+b", np.broadcast_to(np.empty(1, np.float32), (4,)), {"a": a, "b": a}),
             ("a+b", [0.0] * 4, {"a": a, "b": a}),
             (b"a+b", None, {"a": a, "b": a})]:
         assert _call.layout_key(expr, out, arrays) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("number", [float, int, np.float32, np.float64])
+def test_number_operands_take_the_fast_path(dtype, number):
+    """Numbers among the operands (Python floats and ints, numpy float scalars) are part
+    of the key by kind, not value: each call converts its value as the full path does, and
+    a fresh result re-points the plan. numpy's dtype and bits at every value (a numpy
+    scalar of the other float type makes numpy compute in mixed types: the eager path,
+    nothing cached)."""
+    rng = np.random.default_rng(4)
+    a, b = (rng.standard_normal(1000).astype(dtype) for _ in range(2))
+    _call.CACHE.clear()
+    plan = None
+    for value in (2.5, -3, 0.1, 7, 1e-30, -0.0, 3.0e38):
+        x = number(value)
+        with np.errstate(over="ignore"):        # (3e38 * a overflows in float32)
+            want = a * x + b
+            r = ggml_cy.evaluate("a*x + b", a=a, x=x, b=b)
+        assert_bitwise(r, want)
+        if number in (float, int) or number is dtype:
+            entry = _entry("a*x + b")
+            plan = entry.plan if plan is None else plan
+            assert entry.plan is plan
+    assert len(_call.CACHE) == (1 if number in (float, int) or number is dtype else 0)
+
+
+def test_numbers_the_fast_path_leaves_to_the_full_path():
+    """A float too large for float32, an int too large for a float, bools and numpy
+    integers: numpy's results, warnings and errors, through the full path."""
+    a = np.arange(4, dtype=np.float32)
+    ggml_cy.evaluate("a*x", a=a, x=2.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = a * 1e300
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        r = ggml_cy.evaluate("a*x", a=a, x=1e300)
+    assert_bitwise(r, want)
+    assert any("overflow" in str(w.message) for w in rec)
+    with pytest.raises(OverflowError):
+        ggml_cy.evaluate("a*x", a=a, x=10**400)
+    assert_bitwise(ggml_cy.evaluate("a*x", a=a, x=True), a * True)
+    assert_bitwise(ggml_cy.evaluate("a*x", a=a, x=np.int64(3)), a * np.int64(3))
+    for v in (True, np.int64(3), 1j, np.float16(2), "2"):
+        assert _call.layout_key("a*x", None, {"a": a, "x": v}) is None
+    kinds = {_call.layout_key("a*x", None, {"a": a, "x": v})
+             for v in (2.0, 2, np.float32(2), np.float64(2))}
+    assert len(kinds) == 4
+    assert _call.layout_key("a*x", None, {"a": a, "x": 2.0}) == \
+        _call.layout_key("a*x", None, {"a": a, "x": -7.5})
 
 
 def test_bad_thread_counts_keep_the_cached_entry():
@@ -274,8 +326,15 @@ def _numpy_value(expr, ops):
 
 def _layout(rng, shape, dtype, kind):
     """An operand of `shape` laid out as `kind`: contiguous, offset into a larger buffer,
-    reversed along the last axis, a transposed copy's view, or broadcast along axis 0."""
+    reversed along the last axis, a transposed copy's view, broadcast along axis 0 -- or a
+    number: a Python float or int, a numpy scalar of the dtype."""
     n = int(np.prod(shape))
+    if kind == "pyfloat":
+        return float(rng.standard_normal())
+    if kind == "pyint":
+        return int(rng.integers(-5, 6))
+    if kind == "npscalar":
+        return dtype(rng.standard_normal())
     if kind == "offset":
         k = int(rng.integers(1, 16))
         return rng.standard_normal(n + k).astype(dtype)[k:].reshape(shape)
@@ -291,7 +350,8 @@ def _layout(rng, shape, dtype, kind):
 _BASE = st.tuples(st.sampled_from(_EXPRS), st.sampled_from(_SHAPES),
                   st.sampled_from([np.float32, np.float64]),
                   st.lists(st.sampled_from(["plain", "offset", "reversed", "transposed",
-                                            "broadcast"]), min_size=3, max_size=3))
+                                            "broadcast", "pyfloat", "pyint", "npscalar"]),
+                           min_size=3, max_size=3))
 _CALL = st.tuples(st.integers(0, 1), st.sampled_from(["fresh", "out", "alias"]),
                   st.sampled_from([None, 1, 2, 3]))
 
@@ -308,14 +368,20 @@ def test_call_sequences_match_numpy(bases, calls, seed):
     _call.CACHE.clear()
     for which, out_kind, nt in calls:
         expr, shape, dtype, kinds = bases[which % len(bases)]
+        if all(k in ("pyfloat", "pyint", "npscalar") for k in kinds):
+            kinds = ["plain"] + kinds[1:]   # (numbers alone: Python's arithmetic, and
+                                            # evaluate computes Python ints as floats)
         ops = {k: _layout(rng, shape, dtype, kind) for k, kind in zip("abc", kinds)}
         want = _numpy_value(expr, ops)
-        before = {k: v.copy() for k, v in ops.items()}
+        before = {k: np.copy(v) for k, v in ops.items()}
         kw = {}
+        shape_r = np.shape(want)
         if out_kind == "out":
-            kw["out"] = np.empty(shape, dtype)
+            kw["out"] = np.empty(shape_r, np.result_type(want))
         elif out_kind == "alias":
-            writable = [k for k, v in ops.items() if v.flags.writeable and 0 not in v.strides]
+            writable = [k for k, v in ops.items() if isinstance(v, np.ndarray)
+                        and v.flags.writeable and 0 not in v.strides
+                        and v.shape == shape_r and v.dtype == np.result_type(want)]
             if writable:
                 kw["out"] = ops[writable[0]]
         r = ggml_cy.evaluate(expr, n_threads=nt, **ops, **kw)

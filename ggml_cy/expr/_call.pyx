@@ -13,6 +13,7 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int64_t, uintptr_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
+from libc.math cimport isinf
 
 cimport numpy as cnp
 import numpy as np
@@ -42,6 +43,12 @@ KEEP_SCRATCH_BYTES = 2 << 20
 
 cdef enum:
     MAX_DIMS = 64         # numpy's NPY_MAXDIMS
+    # operands that are numbers, in the layout key (the value is not part of it: each call
+    # converts its number to the compiled dtype as the full path does, into a 0-d array)
+    SCALAR_FLOAT = -10    # a Python float (weak)
+    SCALAR_INT = -11      # a Python int (weak; bool is not one: the language path's)
+    SCALAR_F32 = -12      # a numpy float32 (strong)
+    SCALAR_F64 = -13      # a numpy float64 (strong)
     RESULT_ALIGN = 64     # results start on a cache line: the fused executor streams them
                           # out in whole lines (numpy aligns to 16 bytes)
 
@@ -112,6 +119,46 @@ cdef inline bint exact_ndarray(object v) noexcept:
     return Py_TYPE(v) == <void *> cnp.ndarray
 
 
+cdef object np_float32 = np.float32, np_float64 = np.float64
+
+
+cdef inline int scalar_code(object v) noexcept:
+    """The key's code of a number operand the fast path converts; 0 for anything else."""
+    t = type(v)
+    if t is float:
+        return SCALAR_FLOAT
+    if t is int:
+        return SCALAR_INT
+    if t is np_float32:
+        return SCALAR_F32
+    if t is np_float64:
+        return SCALAR_F64
+    return 0
+
+
+cdef object scalar_array(object v, cnp.dtype dt):
+    """v (a number scalar_code accepts) as a 0-d array of dt, converted as the full path
+    converts it (to float64 first, then to dt); None where that conversion would raise or
+    warn (an int beyond float64, a float32 overflow): the full path then answers."""
+    cdef double d
+    cdef float f
+    try:
+        d = float(v)
+    except OverflowError:
+        return None
+    cdef cnp.ndarray arr = cnp.PyArray_SimpleNew(0, NULL, dt.type_num)
+    if dt.type_num == cnp.NPY_FLOAT:
+        f = <float> d
+        if isinf(f) and not isinf(d):
+            return None
+        (<float *> cnp.PyArray_DATA(arr))[0] = f
+    elif dt.type_num == cnp.NPY_DOUBLE:
+        (<double *> cnp.PyArray_DATA(arr))[0] = d
+    else:
+        return None
+    return arr
+
+
 cdef int pack_layout(int64_t * buf, int at, cnp.ndarray a) noexcept:
     """Appends a's dtype (type number, native byte order or not, item size), ndim, shape
     and strides."""
@@ -130,8 +177,9 @@ cdef int pack_layout(int64_t * buf, int at, cnp.ndarray a) noexcept:
 
 def layout_key(expr, out, dict arrays):
     """Key of the fast path: the expression, the operands' names, and every operand's
-    dtype, shape and strides, and out's (None when an operand is not exactly a numpy
-    array, or out is not a writable one without zero strides: the full path decides)."""
+    dtype, shape and strides (numbers: their kind, SCALAR_*), and out's (None when an
+    operand is neither exactly a numpy array nor such a number, or out is not a writable
+    array without zero strides: the full path decides)."""
     cdef Py_ssize_t pos = 0, n = len(arrays), j = 2, words = 1
     cdef PyObject * k
     cdef PyObject * v
@@ -139,9 +187,12 @@ def layout_key(expr, out, dict arrays):
     if type(expr) is not str:
         return None
     while PyDict_Next(arrays, &pos, &k, &v):      # check, and size the layout words
-        if not exact_ndarray(<object> v):
+        if exact_ndarray(<object> v):
+            words += 3 + 2 * cnp.PyArray_NDIM(<cnp.ndarray> v)
+        elif scalar_code(<object> v):
+            words += 1
+        else:
             return None
-        words += 3 + 2 * cnp.PyArray_NDIM(<cnp.ndarray> v)
     if out is not None:
         if not exact_ndarray(out) or not cnp.PyArray_ISWRITEABLE(<cnp.ndarray> out):
             return None
@@ -158,7 +209,11 @@ def layout_key(expr, out, dict arrays):
     while PyDict_Next(arrays, &pos, &k, &v):
         tuple_put(key, j, <object> k)
         j += 1
-        at = pack_layout(buf, at, <cnp.ndarray> v)
+        if exact_ndarray(<object> v):
+            at = pack_layout(buf, at, <cnp.ndarray> v)
+        else:
+            buf[at] = scalar_code(<object> v)
+            at += 1
     if out is None:
         buf[at] = -1
     else:
@@ -343,9 +398,20 @@ cdef object try_fast(expr, n_threads, out, dict arrays):
         except BaseException:
             file(key, c)
             raise
+    cdef dict ops = arrays
+    cdef int i
+    for i in range(c.n_heads - 1):          # numbers: this call's value as a 0-d array
+        v = arrays.get(c.names[i])
+        if v is not None and not exact_ndarray(v):
+            if ops is arrays:
+                ops = dict(arrays)
+            ops[c.names[i]] = scalar_array(v, c.dtype)
+            if ops[c.names[i]] is None:
+                file(key, c)
+                return None
     cdef cnp.ndarray result = (core_aligned_empty(c.nd, c.dims, c.dtype, RESULT_ALIGN)
                                if out is None else out)
-    flags = run(c, arrays, result, nt, out is None)
+    flags = run(c, ops, result, nt, out is None)
     file(key, c)
     if flags:
         g_fpe_reaction(expr, arrays, result, flags)

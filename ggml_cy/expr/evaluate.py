@@ -542,11 +542,11 @@ def _evaluate_full(expr, n_threads, out, arrays):
         r = _eager_eval(tree, values)       # reports FP exceptions as numpy does
         np.copyto(result, r, casting="no")
         return _finish(result, out)
-    converted = False
-    for name in inputs:
+    converted = False       # an array operand converted (numbers are, every call: the
+    for name in inputs:     # fast path converts them the same way, _call.scalar_array)
         if inputs[name].dtype != dtype:
             inputs[name] = inputs[name].astype(dtype)
-            converted = True
+            converted = converted or isinstance(arrays[name], np.ndarray)
     order = list(inputs)
     cshape, cstrides = _collapse(list(shape), [list(result.strides)] +
                                  [_broadcast_strides(inputs[n], shape) for n in order])
@@ -554,7 +554,7 @@ def _evaluate_full(expr, n_threads, out, arrays):
         raise ValueError(f"evaluate: the operands' layouts need {len(cshape)} dimensions "
                          f"after merging; at most {_MAX_DIMS} are supported (make the "
                          "inputs contiguous)")
-    # the entry is filed under the fast key when the operands went in as given (no
+    # the entry is filed under the fast key when the array operands went in as given (no
     # conversion: the layout key then determines everything compiled), else under the
     # merged layout
     fast_key = _call.layout_key(expr, out, arrays)
@@ -713,8 +713,10 @@ def fused_reduction(name, body, arrays, n_threads=None):
 
 
 def _fast_fpe(expr, arrays, result, flags):
-    """The fast path's FP exception reaction (it holds the expression, not its tree)."""
-    _fpe_reaction(_parse(expr), arrays, result, flags)
+    """The fast path's FP exception reaction (it holds the expression, not its tree; a
+    Python int operand re-runs as the float the full path makes of it)."""
+    values = {n: (float(v) if type(v) is int else v) for n, v in arrays.items()}
+    _fpe_reaction(_parse(expr), values, result, flags)
 
 
 _call.set_paths(_evaluate_full, _fast_fpe)
