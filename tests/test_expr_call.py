@@ -201,6 +201,16 @@ def test_numbers_the_fast_path_leaves_to_the_full_path():
     assert any("overflow" in str(w.message) for w in rec)
     with pytest.raises(OverflowError):
         ggml_cy.evaluate("a*x", a=a, x=10**400)
+    for tiny in (1e-40, 1e-50, -1e-45):          # float32 subnormal or zero: underflow
+        with np.errstate(under="raise"):
+            try:
+                want = a * tiny
+            except FloatingPointError as e:
+                with pytest.raises(FloatingPointError, match=str(e)):
+                    ggml_cy.evaluate("a*x", a=a, x=tiny)
+            else:
+                assert_bitwise(ggml_cy.evaluate("a*x", a=a, x=tiny), want)
+        assert_bitwise(ggml_cy.evaluate("a*x", a=a, x=tiny), a * tiny)
     assert_bitwise(ggml_cy.evaluate("a*x", a=a, x=True), a * True)
     assert_bitwise(ggml_cy.evaluate("a*x", a=a, x=np.int64(3)), a * np.int64(3))
     for v in (True, np.int64(3), 1j, np.float16(2), "2"):

@@ -545,8 +545,14 @@ def _evaluate_full(expr, n_threads, out, arrays):
     converted = False       # an array operand converted (numbers are, every call: the
     for name in inputs:     # fast path converts them the same way, _call.scalar_array)
         if inputs[name].dtype != dtype:
-            inputs[name] = inputs[name].astype(dtype)
-            converted = converted or isinstance(arrays[name], np.ndarray)
+            if isinstance(arrays[name], np.ndarray):
+                inputs[name] = inputs[name].astype(dtype)
+                converted = True
+            else:
+                # a number: as numpy converts it, an overflow reported ("overflow
+                # encountered in cast"), an underflow to float32 not
+                with np.errstate(under="ignore"):
+                    inputs[name] = inputs[name].astype(dtype)
     order = list(inputs)
     cshape, cstrides = _collapse(list(shape), [list(result.strides)] +
                                  [_broadcast_strides(inputs[n], shape) for n in order])
