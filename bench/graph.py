@@ -177,6 +177,43 @@ def fused_case(env, n, targets=None, fresh=False):
                 targets=targets)
 
 
+NUMBER_EXPR = "a*x + b"
+
+
+def number_setup(env, n):
+    """evaluate() with a Python number among its operands (x = 2.5), a new result each
+    call: the fast path keys the number by kind and converts it per call (it took the full
+    path every time before 2026-11-29: 16 us at 1e3)."""
+    arrays = {k: v for k, v in _inputs(n, 5).items() if k in "ab"}
+    values = dict(arrays, x=2.5)
+    ref = eval(NUMBER_EXPR, {}, dict(values))      # numpy: float32 (x is weak)
+    impls, skipped = {}, {}
+    call, why = _evaluate_call(env["gc"], NUMBER_EXPR, values, None)
+    if call is not None:
+        impls["ggml_cy"] = call
+    else:
+        skipped["ggml_cy"] = why
+    if env["ne"] is not None:
+        # (numexpr types the Python float as a double: a float64 result, so unchecked)
+        impls["numexpr"] = Call(env["ne"].evaluate, NUMBER_EXPR, local_dict=values).unchecked()
+    code = compile(NUMBER_EXPR, "<bench expr>", "eval")
+    impls["numpy"] = Call(eval, code, {}, values)
+    if env["torch"] is not None:
+        targs = dict({k: env["torch"].from_numpy(v) for k, v in arrays.items()}, x=2.5)
+        impls["torch"] = Call(eval, code, {}, targs).unchecked()
+    return Setup(impls, nbytes=3 * arrays["a"].nbytes, reference=ref, skipped=skipped,
+                 **_harness.turns_kw(env["threads"]))
+
+
+def number_case(env, n):
+    return Case(f"{NUMBER_EXPR} n={n:.0e} x a number".replace("e+0", "e"),
+                lambda: number_setup(env, n), group="fused",
+                params={"expr": NUMBER_EXPR, "n": n, "dtype": "float32", "out": "new",
+                        "x": 2.5},
+                targets=[Target("numexpr>=1", "vs_numexpr", 1.0),
+                         Target("np>=1", "vs_numpy", 1.0)])
+
+
 def chain_case(env, n):
     expr = chain_expr()
     return Case(f"16-op chain n={n:.0e}".replace("e+0", "e"),
@@ -246,7 +283,8 @@ def build_cases(env, opts):
         fused_case(env, m, targets=small_targets()) for m in (1_000, 100_000)]
     # the same at 1e3 without out=: the result's allocation is part of the call (a
     # cache-line-aligned array, core._core.aligned_empty)
-    small += [] if opts.smoke else [fused_case(env, 1_000, targets=small_targets(), fresh=True)]
+    small += [] if opts.smoke else [fused_case(env, 1_000, targets=small_targets(), fresh=True),
+                                    number_case(env, 1_000)]
     return small + [fused_case(env, n), chain_case(env, n), mul_mat_case(env, size)]
 
 

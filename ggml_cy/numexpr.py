@@ -185,7 +185,7 @@ def _compute(ex, arrays, out, order, casting, optimization):
                 if r is not None:
                     return np.asarray(_lang._as_kind(r, typed[2]))
             try:
-                if direct and (all(a.shape == out.shape for a in used.values())
+                if direct and ((used and all(a.shape == out.shape for a in used.values()))
                                or out.shape == tuple(np.broadcast_shapes(
                                    *(a.shape for a in used.values())))):
                     _fused_evaluate(fused, out=out, **used)

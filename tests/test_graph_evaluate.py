@@ -376,15 +376,3 @@ def test_mixed_precision_with_every_function_family():
         assert_bitwise(out, np.asarray(want))
     with pytest.raises(ValueError, match="dtype float32"):
         evaluate("relu(a) + c", a=a, c=c, out=np.empty((300, 40), np.float32))
-
-
-def test_rebind_rejects_bad_input():
-    from ggml_cy.graph import _graph
-    from ggml_cy.graph.context import Context
-    t = Context(1 << 16).new_tensor("f32", (4,))
-    with pytest.raises(ValueError, match="differ in length"):
-        _graph.rebind([t], [])
-    with pytest.raises(TypeError):
-        _graph.rebind([t], [[1.0, 2.0]])           # not an ndarray
-    with pytest.raises(TypeError):
-        _graph.rebind(["not a tensor"], [np.zeros(4, np.float32)])

@@ -16,10 +16,10 @@ class Compiled:
     graph: Any
     keep: Any
     names: tuple[str, ...]
+    numbers: dict[str, np.ndarray[Any, Any]] | None
     plan: Any
     plan_fresh: bool
     plan_threads: int
-    result: tuple[tuple[int, ...], np.dtype[Any]]
     scratch: list[tuple[Any, int]]
     scratch_buf: np.ndarray[Any, Any] | None
     scratch_bytes: int

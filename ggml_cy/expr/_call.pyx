@@ -24,6 +24,7 @@ from ggml_cy.cpu._compute cimport Plan, make_plan, plan_repoint
 from ggml_cy.cpu._kernels cimport default_num_threads
 
 from ggml_cy.cpu import threads as _threads
+from ggml_cy.graph import _graph as _graph_mod
 
 cnp.import_array()
 
@@ -56,13 +57,16 @@ cdef enum:
 cdef class Compiled:
     """One compiled expression: the no_alloc context, graph and leaf headers of an earlier
     call, re-pointed at each call's arrays. `tensors` are the bound inputs (named by
-    `names`) then the root; `result` is (shape, dtype) of a fresh result."""
-    cdef public object ctx, tensors, names, keep, scratch, scratch_idx, scratch_buf, result
+    `names`) then the root; `result` is (shape, dtype) of a fresh result (kept as C values:
+    nd, dims, dtype)."""
+    cdef public object ctx, tensors, names, keep, scratch, scratch_idx, scratch_buf
     cdef public Py_ssize_t scratch_bytes
     cdef public Graph graph
     cdef public Plan plan             # the last plan, valid while no pointer moves
     cdef public int plan_threads
     cdef public bint plan_fresh       # the plan was made for a result evaluate() allocated
+    cdef public dict numbers          # name -> 0-d array of the dtype: the entry's own
+                                      # storage for number operands (store_number)
     cdef ggml_tensor ** heads         # the headers of `tensors`
     cdef int n_heads
     cdef unsigned char * pinned       # the graph's pinned nodes (fixed once compiled)
@@ -87,10 +91,10 @@ cdef class Compiled:
         self.scratch_idx = scratch_idx    # their indices among the graph's nodes
         self.scratch_bytes = sum(n.nbytes for n, _ in scratch) + 64 * len(scratch)
         self.scratch_buf = None
-        self.result = (tuple(shape), np.dtype(dtype))
         self.plan = None
         self.plan_threads = 0
         self.plan_fresh = False
+        self.numbers = None
         cdef int i
         free(self.heads)                  # (__init__ called again: no leak)
         free(self.pinned)
@@ -105,7 +109,7 @@ cdef class Compiled:
         self.nd = len(shape)
         for i in range(self.nd):
             self.dims[i] = shape[i]
-        self.dtype = self.result[1]
+        self.dtype = np.dtype(dtype)
         cdef ggml_cgraph * g = graph.live()
         self.pinned = graph.pinned_nodes(g)
 
@@ -136,28 +140,28 @@ cdef inline int scalar_code(object v) noexcept:
     return 0
 
 
-cdef object scalar_array(object v, cnp.dtype dt):
-    """v (a number scalar_code accepts) as a 0-d array of dt, converted as the full path
-    converts it (to float64 first, then to dt); None where that conversion raises or
-    warns (an int beyond float64, a float32 overflow: numpy reports "overflow encountered
-    in cast"; an underflow it does not report): the full path then answers."""
+cdef int store_number(object v, cnp.ndarray box) except -1:
+    """Writes v (a number scalar_code accepts) into the 0-d float32/float64 array box,
+    converted as the full path converts it (to float64 first, then to box's dtype).
+    Returns 1, writing nothing, where that conversion raises or warns (an int beyond
+    float64, a float32 overflow: numpy reports "overflow encountered in cast"; an
+    underflow it does not report): the full path then answers."""
     cdef double d
     cdef float f
     try:
         d = float(v)
     except OverflowError:
-        return None
-    cdef cnp.ndarray arr = cnp.PyArray_SimpleNew(0, NULL, dt.type_num)
-    if dt.type_num == cnp.NPY_FLOAT:
+        return 1
+    if cnp.PyArray_TYPE(box) == cnp.NPY_FLOAT:
         f = <float> d
         if isinf(f) and not isinf(d):
-            return None
-        (<float *> cnp.PyArray_DATA(arr))[0] = f
-    elif dt.type_num == cnp.NPY_DOUBLE:
-        (<double *> cnp.PyArray_DATA(arr))[0] = d
+            return 1
+        (<float *> cnp.PyArray_DATA(box))[0] = f
+    elif cnp.PyArray_TYPE(box) == cnp.NPY_DOUBLE:
+        (<double *> cnp.PyArray_DATA(box))[0] = d
     else:
-        return None
-    return arr
+        return 1
+    return 0
 
 
 cdef int pack_layout(int64_t * buf, int at, cnp.ndarray a) noexcept:
@@ -273,9 +277,9 @@ cdef object scratch_buffer(Compiled c, bint * placed):
     buf = core_aligned_empty(1, &n, np.dtype(np.uint8), RESULT_ALIGN)
     if c.scratch_bytes <= KEEP_SCRATCH_BYTES:
         c.scratch_buf = buf
-    cdef char * base = <char *> cnp.PyArray_DATA(<cnp.ndarray> buf)
+    cdef size_t base = <size_t> cnp.PyArray_DATA(<cnp.ndarray> buf)
     for node, offset in c.scratch:
-        (<Tensor?> node).ptr().data = base + <size_t> offset
+        _graph_mod.place_tensor(node, base + offset, 0)
     placed[0] = True
     return buf
 
@@ -296,6 +300,8 @@ cdef int run(Compiled c, dict arrays, cnp.ndarray result, int n_threads,
     cdef void * data
     for i in range(c.n_heads - 1):
         v = PyDict_GetItem(arrays, c.names[i])
+        if v != NULL and not isinstance(<object> v, cnp.ndarray) and c.numbers is not None:
+            v = PyDict_GetItem(c.numbers, c.names[i])     # a number (try_fast stored it)
         if v == NULL or not isinstance(<object> v, cnp.ndarray):
             raise TypeError(f"evaluate: operand {c.names[i]!r} is not a numpy array")
         data = cnp.PyArray_DATA(<cnp.ndarray> v)
@@ -394,20 +400,22 @@ cdef object try_fast(expr, n_threads, out, dict arrays):
         except BaseException:
             file(key, c)
             raise
-    cdef dict ops = arrays
     cdef int i
-    for i in range(c.n_heads - 1):          # numbers: this call's value as a 0-d array
-        v = arrays.get(c.names[i])
+    for i in range(c.n_heads - 1):          # numbers: this call's value, in the entry's
+        v = arrays.get(c.names[i])          # own 0-d array (its address never moves)
         if v is not None and not exact_ndarray(v):
-            if ops is arrays:
-                ops = dict(arrays)
-            ops[c.names[i]] = scalar_array(v, c.dtype)
-            if ops[c.names[i]] is None:
+            if c.numbers is None:
+                c.numbers = {}
+            box = c.numbers.get(c.names[i])
+            if box is None:
+                box = cnp.PyArray_SimpleNew(0, NULL, c.dtype.type_num)
+                c.numbers[c.names[i]] = box
+            if store_number(v, box):
                 file(key, c)
                 return None
     cdef cnp.ndarray result = (core_aligned_empty(c.nd, c.dims, c.dtype, RESULT_ALIGN)
                                if out is None else out)
-    flags = run(c, ops, result, nt, out is None)
+    flags = run(c, arrays, result, nt, out is None)
     file(key, c)
     if flags:
         g_fpe_reaction(expr, arrays, result, flags)

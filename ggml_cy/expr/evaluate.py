@@ -543,7 +543,7 @@ def _evaluate_full(expr, n_threads, out, arrays):
         np.copyto(result, r, casting="no")
         return _finish(result, out)
     converted = False       # an array operand converted (numbers are, every call: the
-    for name in inputs:     # fast path converts them the same way, _call.scalar_array)
+    for name in inputs:     # fast path converts them the same way, _call.store_number)
         if inputs[name].dtype != dtype:
             if isinstance(arrays[name], np.ndarray):
                 inputs[name] = inputs[name].astype(dtype)

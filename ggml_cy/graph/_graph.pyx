@@ -676,23 +676,3 @@ def set_layout(Tensor t not None, uintptr_t data, nb):
 from ggml_cy.core import _core as _core_module
 if getattr(_core_module, "_op_namer", None) is None:
     _core_module.set_op_namer(op_name_of)
-
-
-def rebind(list tensors, list arrays):
-    """Points tensors[i] at the data of the numpy array arrays[i] (same layout as when the
-    tensor was described; evaluate()'s plan cache checks that). One call per evaluate()
-    instead of one Python-level pointer lookup per operand. Returns True when any pointer
-    changed (a plan made before then no longer describes the graph's memory)."""
-    cdef Py_ssize_t i
-    cdef cnp.ndarray arr
-    cdef ggml_tensor * t
-    cdef bint changed = False
-    if len(tensors) != len(arrays):
-        raise ValueError("rebind: tensors and arrays differ in length")
-    for i in range(len(tensors)):
-        arr = arrays[i]
-        t = (<Tensor?> tensors[i]).ptr()
-        if t.data != cnp.PyArray_DATA(arr):
-            t.data = cnp.PyArray_DATA(arr)
-            changed = True
-    return changed
